@@ -1,0 +1,83 @@
+"""View objects: already-formatted tables and Altair charts, as the app shows them and the exporters save them.
+
+The rest of the package turns records into these (number formatting lives there, so slides match the screen);
+the exporters in ``rnnlab.exporters`` only lay them out. Views are frozen: lists passed in are stored as tuples and
+mappings are copied (values as strings), so changing what was passed in does not change the view.
+
+Provenance keys used across rnnlab (all optional strings): ``machine``, ``device``, ``tf``, ``keras``, ``python``,
+``rnnlab`` (version), ``commit``, ``created_at`` (when the numbers were measured, ISO-8601 UTC); the exporters add
+``exported_at``. A view's own provenance (e.g. a baseline measured on another machine) overrides the report's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+__all__ = ["TableView", "ChartView", "Report", "to_frame"]
+
+
+def _str_map(value) -> dict[str, str]:
+    # A plain dict copy, not a MappingProxyType: views must stay picklable (st.cache_data pickles them).
+    return {str(k): "" if v is None else str(v) for k, v in dict(value or {}).items()}
+
+
+@dataclass(frozen=True)
+class TableView:
+    title: str  # "Unrolling: rnn, 3x128, batch 32, 100 steps"
+    caption: str  # configuration, device, where the numbers came from
+    columns: tuple[str, ...]  # header labels with units, e.g. "forward (ms)"
+    rows: tuple[tuple[str, ...], ...]  # cells ALREADY formatted as on screen (strings)
+    raw: tuple[tuple[object, ...], ...] = ()  # same shape as rows: unformatted values (numbers / None) for CSV/JSON
+    provenance: Mapping[str, str] = field(default_factory=dict)  # machine, device, tf, keras, rnnlab, commit, created_at
+
+    def __post_init__(self):
+        columns = tuple(str(c) for c in self.columns)
+        rows = tuple(tuple("" if c is None else str(c) for c in row) for row in self.rows)
+        raw = tuple(tuple(row) for row in self.raw)
+        for i, row in enumerate(rows):
+            if len(row) != len(columns):
+                raise ValueError(f"TableView {self.title!r}: row {i} has {len(row)} cells, expected {len(columns)} "
+                                 "(one per column)")
+        if raw and (len(raw) != len(rows) or any(len(r) != len(columns) for r in raw)):
+            raise ValueError(f"TableView {self.title!r}: raw must have the shape of rows "
+                             f"({len(rows)} x {len(columns)}) or be empty")
+        object.__setattr__(self, "columns", columns)
+        object.__setattr__(self, "rows", rows)
+        object.__setattr__(self, "raw", raw)
+        object.__setattr__(self, "provenance", _str_map(self.provenance))
+
+
+@dataclass(frozen=True)
+class ChartView:
+    title: str
+    caption: str
+    spec: Mapping  # a Vega-Lite JSON dict (alt.Chart.to_dict()), data inlined
+    provenance: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not isinstance(self.spec, Mapping):
+            raise ValueError(f"ChartView {self.title!r}: spec must be a Vega-Lite dict (alt.Chart.to_dict()), "
+                             f"got {type(self.spec).__name__}")
+        object.__setattr__(self, "provenance", _str_map(self.provenance))
+
+
+@dataclass(frozen=True)
+class Report:
+    title: str  # "rnnlab: static vs dynamic unrolling"
+    subtitle: str  # what was measured, machine, TF version, date
+    tables: tuple[TableView, ...]
+    charts: tuple[ChartView, ...]
+    provenance: Mapping[str, str]
+
+    def __post_init__(self):
+        object.__setattr__(self, "tables", tuple(self.tables))
+        object.__setattr__(self, "charts", tuple(self.charts))
+        object.__setattr__(self, "provenance", _str_map(self.provenance))
+
+
+def to_frame(table: TableView):
+    """The formatted rows as a ``pandas.DataFrame`` of strings, headed by ``table.columns``."""
+    import pandas as pd
+
+    return pd.DataFrame(list(table.rows), columns=list(table.columns), dtype=object)
