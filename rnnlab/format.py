@@ -1,0 +1,104 @@
+"""Numbers and units, in one place: the app, the CLI and every export format through these functions, so slides
+match the screen."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# metric name -> (column label with unit, how to format)
+METRICS: dict[str, tuple[str, str]] = {
+    "build_s": ("build (s)", "s"),
+    "graph_nodes": ("graph nodes", "int"),
+    "first_call_s": ("first call (s)", "s"),
+    "fwd_ms": ("forward (ms)", "ms"),
+    "fwd_ms_p25": ("forward p25 (ms)", "ms"),
+    "fwd_ms_p75": ("forward p75 (ms)", "ms"),
+    "train_ms": ("train step (ms)", "ms"),
+    "train_ms_p25": ("train p25 (ms)", "ms"),
+    "train_ms_p75": ("train p75 (ms)", "ms"),
+    "train_build_s": ("train build (s)", "s"),
+    "train_first_call_s": ("train first call (s)", "s"),
+    "peak_mem_mb": ("peak memory (MB)", "mb"),
+    "max_abs_diff": ("max |diff| vs ref", "sci"),
+    "ref_abs_diff": ("max |diff| vs NumPy", "sci"),
+    "gflops": ("GFLOP/s", "g"),
+    "roofline_frac": ("of matmul peak", "pct"),
+}
+
+
+def label(metric: str) -> str:
+    return METRICS.get(metric, (metric.replace("_", " "), "g"))[0]
+
+
+def fmt_value(value: Any, kind: str = "g") -> str:
+    """One number as text. ``None`` (not measured) is an en dash, never zero."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if not isinstance(value, (int, float)):
+        return str(value)
+    v = float(value)
+    if kind == "int":
+        return f"{int(round(v)):,}"
+    if kind == "sci":
+        return "0" if v == 0 else f"{v:.1e}"
+    if kind == "pct":
+        return f"{v * 100:.1f}%" if v >= 0.001 else f"{v * 100:.2f}%"
+    if kind == "mb":
+        return f"{v:,.0f}" if abs(v) >= 10 else f"{v:.1f}"
+    return _sig(v)
+
+
+def _sig(v: float) -> str:
+    """Three significant digits, thousands separated: 0.0123, 1.23, 12.3, 123, 1,234."""
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a >= 100:
+        return f"{v:,.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    digits = max(2, -int(math.floor(math.log10(a))) + 2)
+    return f"{v:.{digits}f}"
+
+
+def fmt_metric(metric: str, value: Any) -> str:
+    return fmt_value(value, METRICS.get(metric, ("", "g"))[1])
+
+
+def fmt_ratio(r: float | None) -> str:
+    """``1.53`` -> ``"1.53x"``; missing -> en dash."""
+    if r is None or not math.isfinite(r):
+        return "–"
+    return f"{r:.2f}x" if r < 10 else f"{r:.1f}x" if r < 100 else f"{r:,.0f}x"
+
+
+def fmt_seconds(s: float) -> str:
+    return f"{s:.1f} s" if s < 120 else f"{s / 60:.1f} min"
+
+
+def fmt_params(params: dict, names: tuple[str, ...] = ("cell", "layers", "units", "batch", "seq_len",
+                                                       "input_dim", "dtype", "lengths")) -> str:
+    """``cell=rnn, 3x128, batch 32, 100 steps, 64 in, float32``: a configuration in a caption."""
+    parts = []
+    if "cell" in params:
+        parts.append(str(params["cell"]))
+    if "layers" in params and "units" in params:
+        parts.append(f"{params['layers']}x{params['units']}")
+    elif "units" in params:
+        parts.append(f"{params['units']} units")
+    if "batch" in params:
+        parts.append(f"batch {params['batch']}")
+    if "seq_len" in params:
+        parts.append(f"{params['seq_len']} steps")
+    if "input_dim" in params:
+        parts.append(f"{params['input_dim']} in")
+    if params.get("dtype") not in (None, "float32"):
+        parts.append(str(params["dtype"]))
+    if params.get("lengths") not in (None, "full"):
+        parts.append(f"lengths {params['lengths']}")
+    return ", ".join(parts)

@@ -1,0 +1,42 @@
+"""The environment probe, run inside a worker: what TensorFlow sees, and the device's matmul rate."""
+
+from __future__ import annotations
+
+import time
+
+
+def matmul_gflops(device: str, n: int = 2048, repeats: int = 10) -> float:
+    """Achieved float32 GFLOP/s of an n x n matmul on ``device`` (best of ``repeats``, after a warm-up)."""
+    import tensorflow as tf
+
+    with tf.device(f"/{device}:0"):
+        a = tf.random.stateless_uniform((n, n), seed=(1, 2))
+        b = tf.random.stateless_uniform((n, n), seed=(3, 4))
+        f = tf.function(lambda x, y: tf.reduce_sum(tf.matmul(x, y)))
+        f(a, b).numpy()
+        best = float("inf")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            f(a, b).numpy()
+            best = min(best, time.perf_counter() - t0)
+    return 2.0 * n**3 / best / 1e9
+
+
+def probe(device: str) -> dict:
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    info = {"gpus": [], "cuda": None, "cudnn": None}
+    build = tf.sysconfig.get_build_info()
+    if gpus:
+        info["cuda"] = build.get("cuda_version")
+        info["cudnn"] = build.get("cudnn_version")
+        for g in gpus:
+            try:
+                name = tf.config.experimental.get_device_details(g).get("device_name", g.name)
+            except Exception:  # older drivers may not report details; the device name still identifies it
+                name = g.name
+            info["gpus"].append(name)
+    info["matmul_gflops"] = matmul_gflops(device)
+    info["matmul_n"] = 2048
+    return info
