@@ -118,3 +118,49 @@ def from_keras(cell: str, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
     bu, br, bc = np.split(bias, 3)
     return {"gates/kernel": np.concatenate([r, u], axis=1), "gates/bias": np.concatenate([br, bu]),
             "candidate/kernel": c, "candidate/bias": bc}
+
+
+class Problem:
+    """One measurement's sizes, options, weights and inputs, read from validated params (absent ones get defaults).
+
+    ``lengths`` is the true length of every row; ``masked`` is True when params ask for lengths other than "full"
+    (then variants pass ``sequence_length`` / a mask even if every row happens to be full, so its cost is measured).
+    ``x`` is batch-major [batch, seq_len, input_dim]; ``x_feed`` is the layout the variant is fed (time-major when
+    ``time_major``).
+    """
+
+    def __init__(self, params: dict):
+        from ..params import PARAMS, lengths_for
+
+        def get(name):
+            return params[name] if name in params else PARAMS[name].default
+
+        self.cell: str = get("cell")
+        _check_cell(self.cell)
+        self.layers: int = int(get("layers"))
+        self.units: int = int(get("units"))
+        self.input_dim: int = int(get("input_dim"))
+        self.batch: int = int(get("batch"))
+        self.seq_len: int = int(get("seq_len"))
+        self.seed: int = int(get("seed"))
+        self.dtype: str = get("dtype")
+        self.time_major: bool = bool(get("time_major"))
+        self.parallel_iterations: int = int(get("parallel_iterations"))
+        self.swap_memory: bool = bool(get("swap_memory"))
+        self.lengths_spec: str = get("lengths")
+        self.lengths: list[int] = lengths_for(self.lengths_spec, self.batch, self.seq_len, self.seed)
+        self.masked: bool = self.lengths_spec != "full"
+        self.weights = make_weights(self.cell, self.layers, self.units, self.input_dim, self.seed)
+        self.x = make_inputs(self.batch, self.seq_len, self.input_dim, self.seed)
+
+    @property
+    def x_feed(self) -> np.ndarray:
+        return np.ascontiguousarray(self.x.transpose(1, 0, 2)) if self.time_major else self.x
+
+    @property
+    def in_dims(self) -> list[int]:
+        return layer_input_dims(self.layers, self.units, self.input_dim)
+
+    def mask(self) -> np.ndarray:
+        """Boolean [batch, seq_len]: True at real steps (right-padded)."""
+        return np.arange(self.seq_len)[None, :] < np.asarray(self.lengths)[:, None]
