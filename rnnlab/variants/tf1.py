@@ -92,6 +92,11 @@ class TF1Runner:
                 opt = v1.train.AdamOptimizer(LEARNING_RATE)
                 g["train_op"] = opt.minimize(g["loss"])
             g["init"] = v1.global_variables_initializer()
+            # Loading through placeholders keeps the weights out of the graph (forward_graph_def prunes these ops).
+            g["loads"] = []
+            for var in [g["x"]] + [w for c in g["cells"] for w in c.weights]:
+                ph = v1.placeholder(var.dtype.base_dtype, var.shape)
+                g["loads"].append((var, ph, var.assign(ph, read_value=False)))
         return g
 
     def _open(self, g: dict):
@@ -99,15 +104,13 @@ class TF1Runner:
         sess = v1.Session(graph=g["graph"], config=v1.ConfigProto(allow_soft_placement=True))
         with g["graph"].as_default():
             sess.run(g["init"])
-            g["x"].load(self.pb.x_feed, sess)
-            for c, layer in zip(g["cells"], self.pb.weights):
-                ws, arrays = c.weights, as_list(self.pb.cell, layer)
-                if len(ws) != len(arrays):
-                    raise RuntimeError(f"{type(c).__name__} has {len(ws)} variables, expected {len(arrays)}")
-                for var, arr in zip(ws, arrays):
-                    if tuple(var.shape) != arr.shape:
-                        raise RuntimeError(f"{var.name}: shape {tuple(var.shape)} != canonical {arr.shape}")
-                    var.load(arr, sess)
+            arrays = [self.pb.x_feed] + [a for layer in self.pb.weights for a in as_list(self.pb.cell, layer)]
+            if len(arrays) != len(g["loads"]):
+                raise RuntimeError(f"TF1 cells made {len(g['loads']) - 1} variables, expected {len(arrays) - 1}")
+            for (var, ph, op), arr in zip(g["loads"], arrays):
+                if tuple(var.shape) != arr.shape:
+                    raise RuntimeError(f"{var.name}: shape {tuple(var.shape)} != canonical {arr.shape}")
+                sess.run(op, {ph: arr})
         return sess
 
     # -- forward ---------------------------------------------------------------------------------------------
