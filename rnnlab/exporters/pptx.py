@@ -1,0 +1,377 @@
+"""PowerPoint, 16:9: a title slide, one native (editable) table per table slide, one picture per chart slide.
+
+- Tables hold exactly the formatted strings of ``TableView.rows`` under ``columns``; numbers are right-aligned.
+  The font is the largest of 14..9 pt at which the columns fit the slide width (headers may wrap at spaces; a very
+  long cell wraps inside a column capped at 45% of the width). Rows that do not fit the slide's height continue on
+  further slides titled "<title> (cont.)", with the header repeated and the rows spread evenly; the font may drop
+  to 12 pt when that saves a continuation slide. Sizes are estimated from Arial's advance widths (Arial is set on
+  every run; LibreOffice renders it with the metric-equal Liberation Sans), with some air, since PowerPoint and
+  LibreOffice grow a row to fit its text rather than clip it.
+- Charts are PNGs from vl_convert (``scale=2``), fitted to the slide without being enlarged past 2x their CSS size;
+  a single view that sets no size (or ``"container"``) is drawn at a slide-shaped 680 x 300 px.
+- Every slide has a footer with the provenance (machine, device, versions, commit, measured/exported times) and a
+  page number; the speaker notes hold the full ``key: value`` provenance, the file's core properties a summary.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import struct
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from ..views import ChartView, Report, TableView
+from .base import (Artifact, Exporter, chart_png, label, merged, numeric_columns, provenance_lines,
+                   provenance_summary, slug)
+
+# Geometry in inches (16:9 slide).
+SLIDE_W, SLIDE_H = 13.333, 7.5
+MARGIN = 0.5
+BODY_W = SLIDE_W - 2 * MARGIN
+TITLE_TOP, TITLE_H, TITLE_PT = 0.3, 0.7, 28
+CAPTION_PT = 14
+FOOTER_TOP, FOOTER_H, FOOTER_PT = SLIDE_H - 0.45, 0.35, 9
+BODY_BOTTOM = FOOTER_TOP - 0.1
+
+# Tables.
+FONTS = (14, 13, 12, 11, 10, 9)  # largest first
+ROW_FONT_MIN = 12  # shrink for height only down to this; below it only to fit the width
+PAD_X, PAD_Y = 0.2, 0.1  # python-pptx's default cell margins: 0.1" left/right, 0.05" top/bottom
+LINE = 1.2  # line height / font size
+HEADROOM = 1.08  # renderers draw rows a little taller than the estimate
+MAX_COL = 0.45 * BODY_W
+MAX_UPSCALE = 2.0  # charts: the PNG has 2x pixels, so up to 2x its CSS size stays sharp
+CHART_SIZE = (680, 300)  # CSS px for a single view that sets no size: slide-shaped, and its fonts stay readable
+
+_DARK, _GREY, _LIGHT = (0x1F, 0x2A, 0x44), (0x59, 0x59, 0x59), (0x8C, 0x8C, 0x8C)
+
+
+# ---------------------------------------------------------------------------------------------------- text metrics
+
+FONT = "Arial"  # set on every run: its metrics are known here, and LibreOffice maps it to metric-equal Liberation Sans
+_EM = {**dict.fromkeys(" .,:;'!|/ijlI", 0.278), **dict.fromkeys("()-[]rtf", 0.333), **dict.fromkeys("mM%", 0.86),
+       **dict.fromkeys("wW—", 0.96), "×": 0.584, "–": 0.556, "µ": 0.576, "Δ": 0.668, "…": 1.0}
+SAFETY = 1.06  # widths are estimates: better a little air than a wrapped number
+
+
+def text_width(text: str, pt: float, bold: bool = False) -> float:
+    """Estimated width in inches of one line of ``text`` at ``pt`` points in ``FONT`` (Arial's advance widths)."""
+    em = sum(_EM.get(c) or (0.72 if c.isupper() else 0.556) for c in text)
+    return em * pt / 72 * SAFETY * (1.08 if bold else 1.0)
+
+
+def line_count(text: str, width: float, pt: float, bold: bool = False) -> int:
+    """Lines ``text`` needs in a box ``width`` inches wide, wrapping at spaces (a long word takes its own lines)."""
+    width = max(width, 0.0) + 1e-6  # a column sized to its widest cell must not wrap it by a rounding error
+    total = 0
+    for para in str(text).split("\n"):
+        lines, current = 1, 0.0
+        for word in para.split(" "):
+            w = text_width(word, pt, bold)
+            space = text_width(" ", pt, bold) if current else 0.0
+            if current and current + space + w > width:
+                lines, current = lines + 1, 0.0
+                space = 0.0
+            if w > width:  # the word alone overflows: it breaks across lines
+                extra = math.ceil(w / width) - 1
+                lines, current = lines + extra, w - extra * width
+            else:
+                current += space + w
+        total += lines
+    return total
+
+
+def _row_height(lines: int, pt: float) -> float:
+    return (lines * pt * LINE / 72 + PAD_Y) * HEADROOM
+
+
+# ---------------------------------------------------------------------------------------------------- table plan
+
+@dataclass(frozen=True)
+class TablePlan:
+    font: int  # pt, for header and cells
+    widths: tuple[float, ...]  # column widths, inches
+    header_h: float
+    row_h: tuple[float, ...]  # per data row, inches
+    pages: tuple[tuple[int, int], ...]  # [start, stop) row ranges, one per slide
+
+    @property
+    def width(self) -> float:
+        return sum(self.widths)
+
+
+def plan_table(table: TableView, body_h: float, body_w: float = BODY_W) -> TablePlan:
+    """Choose font, column widths and the rows on each slide so the table fits ``body_w`` x ``body_h`` inches."""
+    cols = range(len(table.columns))
+    # Widths at 1 pt; everything scales linearly with the font size.
+    cell = [max([text_width(r[j], 1) for r in table.rows] or [0.0]) for j in cols]
+    head = [text_width(table.columns[j], 1, True) for j in cols]
+    word = [max(text_width(w, 1, True) for w in (table.columns[j].split() or [""])) for j in cols]
+
+    def widths_at(pt: int) -> tuple[list[float], bool]:
+        need = [min(max(cell[j], word[j]) * pt + PAD_X, MAX_COL) for j in cols]
+        natural = [min(max(cell[j], head[j]) * pt + PAD_X, MAX_COL) for j in cols]
+        fits = sum(need) <= body_w
+        if not fits:  # squeeze proportionally: cells wrap
+            return [w * body_w / sum(need) for w in need], False
+        slack = body_w - sum(need)
+        want = [n - m for n, m in zip(natural, need)]
+        if sum(want) > 0:  # unwrap headers first, as far as the slack goes
+            share = min(1.0, slack / sum(want))
+            need = [m + share * d for m, d in zip(need, want)]
+            slack = body_w - sum(need)
+        if slack > 0:  # then let the table breathe a little, not stretch across the slide
+            grow = min(slack, 0.25 * sum(need))
+            need = [w + grow * w / sum(need) for w in need]
+        return need, True
+
+    fitting = [pt for pt in FONTS if widths_at(pt)[1]] or [FONTS[-1]]
+    width_font = fitting[0]
+    candidates = [pt for pt in fitting if pt >= min(ROW_FONT_MIN, width_font)]
+    best = None
+    for pt in candidates:
+        widths, _ = widths_at(pt)
+        header_h = _row_height(max([line_count(table.columns[j], widths[j] - PAD_X, pt, True) for j in cols] or [1]),
+                               pt)
+        row_h = [_row_height(max([line_count(r[j], widths[j] - PAD_X, pt) for j in cols] or [1]), pt)
+                 for r in table.rows]
+        pages = paginate(row_h, max(body_h - header_h, max(row_h or [0.0])))
+        plan = TablePlan(pt, tuple(widths), header_h, tuple(row_h), tuple(pages))
+        if best is None or len(plan.pages) < len(best.pages):
+            best = plan
+    return best
+
+
+def paginate(heights: list[float], capacity: float) -> list[tuple[int, int]]:
+    """Split rows into as few pages as fit ``capacity``, then even out the pages (no lone rows on the last)."""
+    def pack(limit: float) -> list[tuple[int, int]]:
+        pages, start, used = [], 0, 0.0
+        for i, h in enumerate(heights):
+            if i > start and used + h > limit + 1e-9:
+                pages.append((start, i))
+                start, used = i, 0.0
+            used += h
+        pages.append((start, len(heights)))
+        return pages
+
+    if not heights:
+        return [(0, 0)]
+    fewest = pack(capacity)
+    n = len(fewest)
+    # Cut where the running height is closest to an even share, as long as every page still fits.
+    cumulative = [0.0]
+    for h in heights:
+        cumulative.append(cumulative[-1] + h)
+    cuts = [0]
+    for k in range(1, n):
+        goal = cumulative[-1] * k / n
+        cut = min(range(cuts[-1] + 1, len(heights)), key=lambda i: abs(cumulative[i] - goal), default=len(heights))
+        cuts.append(cut)
+    cuts.append(len(heights))
+    pages = [(a, b) for a, b in zip(cuts, cuts[1:])]
+    if all(b > a and cumulative[b] - cumulative[a] <= capacity + 1e-9 for a, b in pages):
+        return pages
+    return fewest
+
+
+# ---------------------------------------------------------------------------------------------------- the deck
+
+def _slide_sized(chart: ChartView) -> ChartView:
+    """A single or layered view without its own size gets a slide-shaped one (Altair's default is 300 x 300,
+    or a band per category, which leaves a narrow strip in the middle of a 16:9 slide). The app stretches charts
+    to its container, so this is closer to what the screen shows. Explicit sizes, facets and concats are kept."""
+    spec = dict(chart.spec)
+    if not any(k in spec for k in ("mark", "layer")) or any(k in spec for k in ("facet", "repeat")):
+        return chart
+    for key, size in zip(("width", "height"), CHART_SIZE):
+        if spec.get(key, "container") == "container":  # "container" means nothing outside a browser
+            spec[key] = size
+    return replace(chart, spec=spec)
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    return struct.unpack(">II", png[16:24])
+
+
+class PptxExporter(Exporter):
+    name = "pptx"
+    suffix = ".pptx"
+    mime = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+    description = "PowerPoint 16:9: title slide, native tables (continued over slides), charts, provenance footers"
+
+    def render(self, report: Report) -> list[Artifact]:
+        from pptx import Presentation
+        from pptx.util import Inches
+
+        deck = Presentation()
+        deck.slide_width, deck.slide_height = Inches(SLIDE_W), Inches(SLIDE_H)
+        self._properties(deck, report)
+        slides: list = []  # (slide, provenance) so footers can say "k / N"
+        slides.append((self._title_slide(deck, report), dict(report.provenance)))
+        for table in report.tables:
+            slides += [(s, merged(report, table)) for s in self._table_slides(deck, table)]
+        for chart in report.charts:
+            slides.append((self._chart_slide(deck, chart), merged(report, chart)))
+        for k, (slide, prov) in enumerate(slides, 1):
+            self._footer(slide, prov, k, len(slides))
+        buf = io.BytesIO()
+        deck.save(buf)
+        return [Artifact(slug(report.title, "report") + self.suffix, buf.getvalue())]
+
+    # -- slides
+
+    def _title_slide(self, deck, report: Report):
+        slide = _blank(deck)
+        p = report.provenance
+        _text(slide, MARGIN, 1.6, BODY_W, 1.3, report.title, 40, bold=True, color=_DARK)
+        top = 3.0
+        if report.subtitle:
+            lines = line_count(report.subtitle, BODY_W - 0.2, 20)
+            _text(slide, MARGIN, top, BODY_W, lines * 20 * LINE / 72 + 0.2, report.subtitle, 20, color=_GREY)
+            top += lines * 20 * LINE / 72 + 0.45
+        facts = []
+        where = " · ".join(v for v in (p.get("machine"), p.get("device")) if v)
+        if where:
+            facts.append(f"Measured on {where}")
+        versions = " · ".join(f"{label(k)} {p[k]}" for k in ("tf", "keras", "python") if p.get(k))
+        if versions:
+            facts.append(versions)
+        version = p.get("rnnlab") or p.get("rnnlab_version")
+        when = [f"rnnlab {version}" + (f" ({p['commit'][:10]})" if p.get("commit") else "")] if version else []
+        when += [f"{label(k)} {p[k]}" for k in ("created_at", "exported_at") if p.get(k)]
+        if when:
+            facts.append(" · ".join(when))
+        if facts:
+            _text(slide, MARGIN, top, BODY_W, len(facts) * 16 * 1.5 / 72 + 0.2, "\n".join(facts), 16, color=_GREY,
+                  spacing=1.3)
+        return slide
+
+    def _table_slides(self, deck, table: TableView) -> list:
+        n = len(table.rows)
+        longest_caption = table.caption + (f" (rows {n}–{n} of {n})" if n > 1 else "")
+        body_top = self._body_top(longest_caption)
+        plan = plan_table(table, BODY_BOTTOM - body_top)
+        numeric = numeric_columns(table)
+        slides = []
+        for page, (start, stop) in enumerate(plan.pages):
+            slide = _blank(deck)
+            split = len(plan.pages) > 1
+            title = table.title + (" (cont.)" if page else "")
+            caption = table.caption + (f" (rows {start + 1}–{stop} of {n})" if split else "")
+            self._heading(slide, title, caption)
+            self._table(slide, table, plan, start, stop, numeric, body_top)
+            slides.append(slide)
+        return slides
+
+    def _chart_slide(self, deck, chart: ChartView):
+        from pptx.util import Inches
+
+        slide = _blank(deck)
+        body_top = self._heading(slide, chart.title, chart.caption)
+        png = chart_png(_slide_sized(chart), scale=2)
+        px_w, px_h = _png_size(png)
+        natural_w, natural_h = px_w / 2 / 96, px_h / 2 / 96  # CSS pixels at 96 per inch
+        body_h = BODY_BOTTOM - body_top
+        fit = min(BODY_W / natural_w, body_h / natural_h, MAX_UPSCALE)
+        w, h = natural_w * fit, natural_h * fit
+        slide.shapes.add_picture(io.BytesIO(png), Inches(MARGIN + (BODY_W - w) / 2), Inches(body_top), Inches(w),
+                                 Inches(h))
+        return slide
+
+    # -- pieces
+
+    @staticmethod
+    def _caption_h(caption: str) -> float:
+        return line_count(caption, BODY_W - 0.2, CAPTION_PT) * CAPTION_PT * LINE / 72 + 0.12 if caption else 0.0
+
+    def _body_top(self, caption: str) -> float:
+        return TITLE_TOP + TITLE_H + self._caption_h(caption) + 0.2
+
+    def _heading(self, slide, title: str, caption: str) -> float:
+        """Title and caption; returns where the body starts (inches from the top)."""
+        pt = TITLE_PT if line_count(title, BODY_W - 0.2, TITLE_PT, True) == 1 else 22
+        _text(slide, MARGIN, TITLE_TOP, BODY_W, TITLE_H, title, pt, bold=True, color=_DARK, anchor="bottom")
+        if caption:
+            _text(slide, MARGIN, TITLE_TOP + TITLE_H, BODY_W, self._caption_h(caption), caption, CAPTION_PT,
+                  color=_GREY)
+        return self._body_top(caption)
+
+    @staticmethod
+    def _table(slide, table: TableView, plan: TablePlan, start: int, stop: int, numeric: list[bool], top: float):
+        from pptx.enum.text import MSO_ANCHOR, PP_ALIGN
+        from pptx.util import Inches, Pt
+
+        rows = table.rows[start:stop]
+        heights = (plan.header_h,) + plan.row_h[start:stop]
+        left = MARGIN + (BODY_W - plan.width) / 2
+        shape = slide.shapes.add_table(len(rows) + 1, len(table.columns), Inches(left), Inches(top),
+                                       Inches(plan.width), Inches(sum(heights)))
+        grid = shape.table
+        grid.first_row, grid.horz_banding = True, True
+        for j, w in enumerate(plan.widths):
+            grid.columns[j].width = Inches(w)
+        for i, h in enumerate(heights):
+            grid.rows[i].height = Inches(h)
+        for i, values in enumerate((table.columns,) + tuple(rows)):
+            for j, value in enumerate(values):
+                cell = grid.cell(i, j)
+                cell.text = value
+                cell.vertical_anchor = MSO_ANCHOR.MIDDLE if i else MSO_ANCHOR.BOTTOM
+                for para in cell.text_frame.paragraphs:
+                    para.alignment = PP_ALIGN.RIGHT if numeric[j] else PP_ALIGN.LEFT
+                    for run in para.runs:
+                        run.font.name, run.font.size, run.font.bold = FONT, Pt(plan.font), i == 0
+
+    @staticmethod
+    def _footer(slide, prov: dict, k: int, n: int):
+        _text(slide, MARGIN, FOOTER_TOP, BODY_W - 0.9, FOOTER_H, provenance_summary(prov), FOOTER_PT, color=_LIGHT,
+              anchor="bottom")
+        _text(slide, SLIDE_W - MARGIN - 0.8, FOOTER_TOP, 0.8, FOOTER_H, f"{k} / {n}", FOOTER_PT, color=_LIGHT,
+              align="right", anchor="bottom")
+        slide.notes_slide.notes_text_frame.text = "\n".join(["Provenance"] + provenance_lines(prov))
+
+    @staticmethod
+    def _properties(deck, report: Report):
+        props = deck.core_properties
+        props.title = report.title[:250]
+        props.subject = " ".join(report.subtitle.split())[:250]
+        props.author = props.last_modified_by = "rnnlab"
+        props.keywords = "rnnlab; RNN unrolling; benchmark"
+        props.comments = "; ".join(provenance_lines(report.provenance))[:1000]
+        props.revision = 1
+        try:
+            when = datetime.strptime(report.provenance.get("exported_at", ""), "%Y-%m-%dT%H:%M:%SZ")
+            props.created = props.modified = when
+        except ValueError:
+            pass
+
+
+def _blank(deck):
+    return deck.slides.add_slide(deck.slide_layouts[6])  # "Blank" in the default template
+
+
+def _text(slide, left, top, width, height, text, pt, *, bold=False, color=_DARK, align="left", anchor="top",
+          spacing=None):
+    from pptx.dml.color import RGBColor
+    from pptx.enum.text import MSO_ANCHOR, MSO_AUTO_SIZE, PP_ALIGN
+    from pptx.util import Inches, Pt
+
+    box = slide.shapes.add_textbox(Inches(left), Inches(top), Inches(width), Inches(height))
+    frame = box.text_frame
+    frame.word_wrap = True
+    frame.auto_size = MSO_AUTO_SIZE.NONE
+    frame.margin_left = frame.margin_right = Inches(0.1)
+    frame.margin_top = frame.margin_bottom = Inches(0.03)
+    frame.vertical_anchor = {"top": MSO_ANCHOR.TOP, "bottom": MSO_ANCHOR.BOTTOM}[anchor]
+    frame.text = text
+    for para in frame.paragraphs:
+        para.alignment = {"left": PP_ALIGN.LEFT, "right": PP_ALIGN.RIGHT}[align]
+        if spacing:
+            para.line_spacing = spacing
+        for run in para.runs:
+            run.font.name = FONT
+            run.font.size = Pt(pt)
+            run.font.bold = bold
+            run.font.color.rgb = RGBColor(*color)
+    return box
