@@ -29,7 +29,7 @@ class TableView:
     columns: tuple[str, ...]  # header labels with units, e.g. "forward (ms)"
     rows: tuple[tuple[str, ...], ...]  # cells ALREADY formatted as on screen (strings)
     raw: tuple[tuple[object, ...], ...] = ()  # same shape as rows: unformatted values (numbers / None) for CSV/JSON
-    provenance: Mapping[str, str] = field(default_factory=dict)  # machine, device, tf, keras, rnnlab, commit, created_at
+    provenance: Mapping[str, str] = field(default_factory=dict)  # machine, device, tf, keras, rnnlab, commit...
 
     def __post_init__(self):
         columns = tuple(str(c) for c in self.columns)
