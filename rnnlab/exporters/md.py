@@ -1,13 +1,35 @@
-"""Markdown: one file, every table as a pipe table (numbers right-aligned), then the provenance."""
+"""Markdown: one file, every table as a pipe table (numbers right-aligned), then the provenance.
+
+``render_tables(tables)`` gives the same tables without the report around them (``python -m rnnlab results --format
+md`` prints it).
+"""
 
 from __future__ import annotations
 
-from ..views import Report
+from typing import Sequence
+
+from ..views import Report, TableView
 from .base import SCHEMA, Artifact, Exporter, label, numeric_columns, own, require, slug
 
 
 def _cell(text: str) -> str:
     return "<br>".join(line.strip() for line in str(text).splitlines()).replace("|", "\\|") or " "
+
+
+def table_lines(table: TableView, level: int = 2) -> list[str]:
+    """A heading, the caption in italics, and the pipe table."""
+    out = ["#" * level + f" {table.title}", ""]
+    if table.caption:
+        out += [f"*{' '.join(table.caption.split())}*", ""]
+    align = ["---:" if n else ":---" for n in numeric_columns(table)]
+    out.append("| " + " | ".join(_cell(c) for c in table.columns) + " |")
+    out.append("| " + " | ".join(align) + " |")
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in table.rows]
+    return out
+
+
+def render_tables(tables: Sequence[TableView], level: int = 3) -> str:
+    return "\n\n".join("\n".join(table_lines(t, level)) for t in tables)
 
 
 class MarkdownExporter(Exporter):
@@ -22,13 +44,7 @@ class MarkdownExporter(Exporter):
         if report.subtitle:
             out += [report.subtitle, ""]
         for table in report.tables:
-            out += [f"## {table.title}", ""]
-            if table.caption:
-                out += [f"*{' '.join(table.caption.split())}*", ""]
-            align = ["---:" if n else ":---" for n in numeric_columns(table)]
-            out.append("| " + " | ".join(_cell(c) for c in table.columns) + " |")
-            out.append("| " + " | ".join(align) + " |")
-            out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in table.rows]
+            out += table_lines(table)
             extra = own(report, table)
             if extra:
                 out += ["", "<sub>" + "; ".join(f"{label(k)}: {v}" for k, v in extra.items()) + "</sub>"]
