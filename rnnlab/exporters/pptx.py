@@ -1,8 +1,9 @@
 """PowerPoint, 16:9: a title slide, one native (editable) table per table slide, one picture per chart slide.
 
 - Tables hold exactly the formatted strings of ``TableView.rows`` under ``columns``; numbers are right-aligned.
-  The font is the largest of 14..9 pt at which the columns fit the slide width (headers may wrap at spaces; a very
-  long cell wraps inside a column capped at 45% of the width). Rows that do not fit the slide's height continue on
+  The font is the largest of 14..9 pt (normal, then narrow cell margins) at which every column gets its longest
+  number or word: numbers never wrap, headers and text wrap at spaces, a very long cell wraps inside a column
+  capped at 45% of the width; only a table too wide even then is squeezed. Rows that do not fit the slide's height continue on
   further slides titled "<title> (cont.)", with the header repeated and the rows spread evenly; the font may drop
   to 12 pt when that saves a continuation slide. Sizes are estimated from Arial's advance widths (Arial is set on
   every run; LibreOffice renders it with the metric-equal Liberation Sans), with some air, since PowerPoint and
@@ -37,7 +38,7 @@ BODY_BOTTOM = FOOTER_TOP - 0.1
 # Tables.
 FONTS = (14, 13, 12, 11, 10, 9)  # largest first
 ROW_FONT_MIN = 12  # shrink for height only down to this; below it only to fit the width
-PAD_X, PAD_Y = 0.2, 0.1  # python-pptx's default cell margins: 0.1" left/right, 0.05" top/bottom
+PAD_X, PAD_Y = 0.2, 0.1  # python-pptx's default cell margins: 0.1" left/right, 0.05" top/bottom (halved if cramped)
 LINE = 1.2  # line height / font size
 HEADROOM = 1.08  # renderers draw rows a little taller than the estimate
 MAX_COL = 0.45 * BODY_W
@@ -91,6 +92,7 @@ def _row_height(lines: int, pt: float) -> float:
 @dataclass(frozen=True)
 class TablePlan:
     font: int  # pt, for header and cells
+    pad: float  # cell margin left + right, inches
     widths: tuple[float, ...]  # column widths, inches
     header_h: float
     row_h: tuple[float, ...]  # per data row, inches
@@ -101,43 +103,60 @@ class TablePlan:
         return sum(self.widths)
 
 
+def _words(text: str) -> list[str]:
+    return text.split() or [""]
+
+
 def plan_table(table: TableView, body_h: float, body_w: float = BODY_W) -> TablePlan:
-    """Choose font, column widths and the rows on each slide so the table fits ``body_w`` x ``body_h`` inches."""
+    """Choose font, cell margins, column widths and the rows of each slide to fit ``body_w`` x ``body_h`` inches.
+
+    A number never wraps; headers and text cells wrap at spaces only. The largest font (then the normal margins
+    before narrow ones) at which every column gets its unbreakable width wins; room to spare goes to the columns
+    that would otherwise wrap. Only a table too wide even at 9 pt with narrow margins is squeezed (and wraps).
+    """
     cols = range(len(table.columns))
+    numeric = numeric_columns(table)
     # Widths at 1 pt; everything scales linearly with the font size.
     cell = [max([text_width(r[j], 1) for r in table.rows] or [0.0]) for j in cols]
+    cell_word = [max([text_width(w, 1) for r in table.rows for w in _words(r[j])] or [0.0]) for j in cols]
     head = [text_width(table.columns[j], 1, True) for j in cols]
-    word = [max(text_width(w, 1, True) for w in (table.columns[j].split() or [""])) for j in cols]
+    head_word = [max(text_width(w, 1, True) for w in _words(table.columns[j])) for j in cols]
+    least = [max(head_word[j], cell[j] if numeric[j] else cell_word[j]) for j in cols]
+    most = [max(head[j], cell[j]) for j in cols]
 
-    def widths_at(pt: int) -> tuple[list[float], bool]:
-        need = [min(max(cell[j], word[j]) * pt + PAD_X, MAX_COL) for j in cols]
-        natural = [min(max(cell[j], head[j]) * pt + PAD_X, MAX_COL) for j in cols]
-        fits = sum(need) <= body_w
-        if not fits:  # squeeze proportionally: cells wrap
+    def widths_at(pt: int, pad: float) -> tuple[list[float], bool]:
+        need = [min(least[j] * pt + pad, MAX_COL) for j in cols]
+        natural = [min(max(most[j] * pt + pad, need[j]), MAX_COL) for j in cols]
+        if sum(need) > body_w:  # squeeze proportionally: numbers may wrap, the table stays on the slide
             return [w * body_w / sum(need) for w in need], False
-        slack = body_w - sum(need)
-        want = [n - m for n, m in zip(natural, need)]
-        if sum(want) > 0:  # unwrap headers first, as far as the slack goes
-            share = min(1.0, slack / sum(want))
-            need = [m + share * d for m, d in zip(need, want)]
+        # Room to spare unwraps text cells first (every row gets shorter), then headers (one row does).
+        for goal in ([max(cell[j] * pt + pad, need[j]) for j in cols], natural):
             slack = body_w - sum(need)
+            want = [max(0.0, min(g, MAX_COL) - m) for g, m in zip(goal, need)]
+            if sum(want) > 0 and slack > 0:
+                share = min(1.0, slack / sum(want))
+                need = [m + share * d for m, d in zip(need, want)]
+        slack = body_w - sum(need)
         if slack > 0:  # then let the table breathe a little, not stretch across the slide
             grow = min(slack, 0.25 * sum(need))
             need = [w + grow * w / sum(need) for w in need]
         return need, True
 
-    fitting = [pt for pt in FONTS if widths_at(pt)[1]] or [FONTS[-1]]
-    width_font = fitting[0]
-    candidates = [pt for pt in fitting if pt >= min(ROW_FONT_MIN, width_font)]
-    best = None
-    for pt in candidates:
-        widths, _ = widths_at(pt)
-        header_h = _row_height(max([line_count(table.columns[j], widths[j] - PAD_X, pt, True) for j in cols] or [1]),
+    options = [(pt, pad) for pt in FONTS for pad in (PAD_X, PAD_X / 2)]
+    fitting = [o for o in options if widths_at(*o)[1]] or [options[-1]]
+    width_font = fitting[0][0]
+    best, tried = None, set()
+    for pt, pad in fitting:
+        if pt < min(ROW_FONT_MIN, width_font) or pt in tried:  # per font: normal margins if they fit
+            continue
+        tried.add(pt)
+        widths, _ = widths_at(pt, pad)
+        header_h = _row_height(max([line_count(table.columns[j], widths[j] - pad, pt, True) for j in cols] or [1]),
                                pt)
-        row_h = [_row_height(max([line_count(r[j], widths[j] - PAD_X, pt) for j in cols] or [1]), pt)
+        row_h = [_row_height(max([line_count(r[j], widths[j] - pad, pt) for j in cols] or [1]), pt)
                  for r in table.rows]
         pages = paginate(row_h, max(body_h - header_h, max(row_h or [0.0])))
-        plan = TablePlan(pt, tuple(widths), header_h, tuple(row_h), tuple(pages))
+        plan = TablePlan(pt, pad, tuple(widths), header_h, tuple(row_h), tuple(pages))
         if best is None or len(plan.pages) < len(best.pages):
             best = plan
     return best
@@ -222,14 +241,9 @@ class PptxExporter(Exporter):
     # -- slides
 
     def _title_slide(self, deck, report: Report):
+        """Title, subtitle and what/where/when, stacked by their estimated heights and centred vertically."""
         slide = _blank(deck)
         p = report.provenance
-        _text(slide, MARGIN, 1.6, BODY_W, 1.3, report.title, 40, bold=True, color=_DARK)
-        top = 3.0
-        if report.subtitle:
-            lines = line_count(report.subtitle, BODY_W - 0.2, 20)
-            _text(slide, MARGIN, top, BODY_W, lines * 20 * LINE / 72 + 0.2, report.subtitle, 20, color=_GREY)
-            top += lines * 20 * LINE / 72 + 0.45
         facts = []
         where = " · ".join(v for v in (p.get("machine"), p.get("device")) if v)
         if where:
@@ -242,9 +256,18 @@ class PptxExporter(Exporter):
         when += [f"{label(k)} {p[k]}" for k in ("created_at", "exported_at") if p.get(k)]
         if when:
             facts.append(" · ".join(when))
+        title_pt = next((pt for pt in (40, 36, 32) if line_count(report.title, BODY_W - 0.2, pt, True) == 1), 32)
+        blocks = [(report.title, title_pt, True, _DARK, 1.0, 0.25)]
+        if report.subtitle:
+            blocks.append((report.subtitle, 20, False, _GREY, 1.0, 0.35))
         if facts:
-            _text(slide, MARGIN, top, BODY_W, len(facts) * 16 * 1.5 / 72 + 0.2, "\n".join(facts), 16, color=_GREY,
-                  spacing=1.3)
+            blocks.append(("\n".join(facts), 16, False, _GREY, 1.3, 0.0))
+        heights = [sum(line_count(line, BODY_W - 0.2, pt, bold) for line in text.split("\n")) * pt * LINE * sp / 72
+                   + 0.1 for text, pt, bold, _, sp, _ in blocks]
+        top = max(0.6, (FOOTER_TOP - sum(heights) - sum(b[-1] for b in blocks)) / 2)
+        for (text, pt, bold, color, sp, gap), h in zip(blocks, heights):
+            _text(slide, MARGIN, top, BODY_W, h, text, pt, bold=bold, color=color, spacing=sp if sp != 1.0 else None)
+            top += h + gap
         return slide
 
     def _table_slides(self, deck, table: TableView) -> list:
@@ -316,6 +339,7 @@ class PptxExporter(Exporter):
         for i, values in enumerate((table.columns,) + tuple(rows)):
             for j, value in enumerate(values):
                 cell = grid.cell(i, j)
+                cell.margin_left = cell.margin_right = Inches(plan.pad / 2)
                 cell.text = value
                 cell.vertical_anchor = MSO_ANCHOR.MIDDLE if i else MSO_ANCHOR.BOTTOM
                 for para in cell.text_frame.paragraphs:
