@@ -1,0 +1,140 @@
+"""Every variant (incl. +xla) computes the same thing as the float64 NumPy reference and as tf1_dynamic.
+
+Tiny sizes, in-process, one config's variants after another. The configs pair cells with layer counts, lengths and
+layouts so each cell is seen with 1 and 2 layers, and every cell, layer count and layout with ragged lengths; the XLA
+forms run on the 1-layer config of each cell (compiling them is most of this file's time), so the whole file stays
+around a minute of CPU on 2 cores.
+"""
+
+import os
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from rnnlab.errors import VariantUnsupported  # noqa: E402
+from rnnlab.harness.context import WorkerContext  # noqa: E402
+from rnnlab.params import PARAMS  # noqa: E402
+from rnnlab.variants import BASE_VARIANTS, XLA_VARIANTS  # noqa: E402
+from rnnlab.variants.measure import METRICS, run_variant  # noqa: E402
+from rnnlab.variants.numpy_ref import as_outputs, forward  # noqa: E402
+from rnnlab.variants.weights import Problem  # noqa: E402
+
+TOL = 1e-5
+SIZES = dict(batch=3, seq_len=5, units=4, input_dim=3, repeats=2, warmup=0)
+XLA_FORMS = tuple(v + "+xla" for v in XLA_VARIANTS)
+
+# (cell, layers, lengths, time_major, with XLA forms)
+CONFIGS = [
+    ("rnn", 1, "rows:5/3/1", False, True),
+    ("rnn", 2, "full", False, False),
+    ("lstm", 1, "rows:5/3/1", True, True),
+    ("lstm", 2, "rows:5/3/1", False, False),
+    ("gru", 1, "full", False, True),
+    ("gru", 2, "rows:5/3/1", True, False),
+]
+
+
+def _params(cell, layers, lengths, time_major, **extra):
+    p = {k: v.default for k, v in PARAMS.items()}
+    p.update(SIZES, cell=cell, layers=layers, lengths=lengths, time_major=time_major, **extra)
+    return p
+
+
+_cache: dict = {}
+
+
+def _results(config):
+    """All variants of one config, run once per test session."""
+    if config not in _cache:
+        cell, layers, lengths, time_major, xla = config
+        params = _params(cell, layers, lengths, time_major)
+        variants = list(BASE_VARIANTS) + (list(XLA_FORMS) if xla else [])
+        out = {}
+        for v in variants:
+            ctx = WorkerContext()
+            out[v] = (run_variant(params, v, ctx), ctx.phases)
+        _cache[config] = (params, out)
+    return _cache[config]
+
+
+def _ids(c):
+    return f"{c[0]}-L{c[1]}-{c[2].replace(':', '').replace('/', '_')}" + ("-tm" if c[3] else "") + ("-xla" if c[4] else "")
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=[_ids(c) for c in CONFIGS])
+def test_variants_agree_with_reference_and_tf1_dynamic(config):
+    params, results = _results(config)
+    pb = Problem(params)
+    ref = as_outputs(*forward(pb.cell, pb.weights, pb.x, pb.lengths))
+    base = results["tf1_dynamic"][0]["outputs"]
+    assert set(base) == set(ref)
+    bad = []
+    for variant, (res, _) in results.items():
+        outs = res["outputs"]
+        assert set(outs) == set(ref), variant
+        for k in ref:
+            assert outs[k].dtype == np.float32 and outs[k].shape == ref[k].shape, (variant, k, outs[k].shape)
+            d_ref = float(np.max(np.abs(outs[k] - ref[k])))
+            d_tf1 = float(np.max(np.abs(outs[k] - base[k])))
+            if d_ref > TOL or d_tf1 > TOL:
+                bad.append(f"{variant} {k}: vs numpy {d_ref:.2e}, vs tf1_dynamic {d_tf1:.2e}")
+        assert res["metrics"]["ref_abs_diff"] <= TOL, variant
+    assert not bad, "\n".join(bad)
+    if pb.masked:  # padded steps are zero in every variant's outputs
+        pad = ~pb.mask()
+        for variant, (res, _) in results.items():
+            assert not np.any(res["outputs"]["outputs"][pad]), variant
+
+
+def test_metrics_details_and_phases():
+    params, results = _results(CONFIGS[0])
+    for variant, (res, phases) in results.items():
+        m, d = res["metrics"], res["details"]
+        assert set(METRICS) <= set(m), (variant, set(METRICS) - set(m))
+        assert all(isinstance(m[k], float) and math.isfinite(m[k]) and m[k] >= 0 for k in m), (variant, m)
+        assert m["graph_nodes"] > 0 and m["fwd_ms_p25"] <= m["fwd_ms"] <= m["fwd_ms_p75"]
+        assert m["train_ms_p25"] <= m["train_ms"] <= m["train_ms_p75"]
+        assert d["fwd_flops"] > 0 and d["lengths"] == [5, 3, 1] and d["dtype"] == "float32"
+        assert d["xla"] is variant.endswith("+xla")
+        assert d["kernel"].startswith("generic"), (variant, d["kernel"])  # CPU: never cuDNN
+        assert phases == ["build", "first_call", "forward", "train"], (variant, phases)
+    # static unrolling shows in the graph size: the unrolled graphs hold every step, the loops one body
+    nodes = {v: r["metrics"]["graph_nodes"] for v, (r, _) in results.items()}
+    assert nodes["tf1_static"] > nodes["tf1_dynamic"] and nodes["tf2_unrolled"] > nodes["tf2_while"]
+
+
+@pytest.mark.parametrize("variant", ["tf1_static", "tf1_dynamic", "tf2_unrolled", "tf2_while+xla"])
+@pytest.mark.parametrize("dtype", ["mixed_float16", "bfloat16"])
+def test_tf1_tf2_refuse_reduced_precision(variant, dtype):
+    with pytest.raises(VariantUnsupported, match=f"dtype={dtype}"):
+        run_variant(_params("lstm", 1, "full", False, dtype=dtype), variant, WorkerContext())
+
+
+def test_keras_mixed_precision_runs_close_to_reference():
+    res = run_variant(_params("lstm", 2, "rows:5/3/1", False, dtype="mixed_float16"), "keras", WorkerContext())
+    assert res["details"]["dtype"] == "mixed_float16"
+    assert res["outputs"]["outputs"].dtype == np.float32
+    assert 0 < res["metrics"]["ref_abs_diff"] < 1e-2
+
+
+def test_while_loop_stops_at_longest_row():
+    """Rows all shorter than seq_len: loops stop early and the never-run steps are still zero."""
+    params = _params("rnn", 1, "rows:4/2/1", False)
+    pb = Problem(params)
+    ref = as_outputs(*forward(pb.cell, pb.weights, pb.x, pb.lengths))
+    for v in ("tf1_dynamic", "tf2_while"):
+        res = run_variant(params, v, WorkerContext())
+        for k in ref:
+            np.testing.assert_allclose(res["outputs"][k], ref[k], atol=TOL, err_msg=f"{v} {k}")
+
+
+def test_unknown_variant_and_xla_on_tf1_are_refused():
+    with pytest.raises(VariantUnsupported):
+        run_variant(_params("rnn", 1, "full", False), "tf1_static+xla", WorkerContext())
+    with pytest.raises(VariantUnsupported):
+        run_variant(_params("rnn", 1, "full", False), "nope", WorkerContext())
