@@ -46,12 +46,7 @@ _KNOWN_CELLS = {
 # Variable roles relative to a cell scope
 _ROLES = ("kernel", "bias", "gates/kernel", "gates/bias", "candidate/kernel", "candidate/bias",
           "w_f_diag", "w_i_diag", "w_o_diag", "projection/kernel")
-_UNSUPPORTED_ROLES = {
-    "w_f_diag": "peepholes (use_peepholes=True: w_f_diag)",
-    "w_i_diag": "peepholes (use_peepholes=True: w_i_diag)",
-    "w_o_diag": "peepholes (use_peepholes=True: w_o_diag)",
-    "projection/kernel": "projection (num_proj: projection/kernel)",
-}
+_UNSUPPORTED_ROLES = ("w_f_diag", "w_i_diag", "w_o_diag", "projection/kernel")
 _SLOT_RE = re.compile(r"/(Adam(_\d+)?|Momentum|RMSProp(_\d+)?|Adagrad|ExponentialMovingAverage)$")
 _CELL_N_RE = re.compile(r"^cell_(\d+)$")
 
@@ -315,8 +310,9 @@ def _cell_spec(idx: int, sc: str, roles: dict[str, str], vs: dict[str, np.ndarra
             raise RnnlabError(f"{sc}: gates/ + candidate/ variables are a GRUCell, not cell={cell!r}")
         kind = cell
 
-    unsupported = tuple(_UNSUPPORTED_ROLES[r] for r in ("w_f_diag", "w_i_diag", "w_o_diag", "projection/kernel")
-                        if r in roles)
+    peep = [r for r in ("w_f_diag", "w_i_diag", "w_o_diag") if r in roles]
+    unsupported = ((f"peepholes (use_peepholes=True: {', '.join(peep)})",) if peep else ()) + \
+        (("projection (num_proj: projection/kernel)",) if "projection/kernel" in roles else ())
     if kind == "gru":
         missing = {"gates/kernel", "gates/bias", "candidate/kernel", "candidate/bias"} - set(roles)
         if missing:
