@@ -231,6 +231,9 @@ def detect_stack(variables: Mapping[str, Any], *, cell: str | None = None, scope
 
     found: list[tuple[str, int, bool, str]] = []  # (stack scope, index, multi, cell scope)
     for sc, roles in by_scope.items():
+        if f"{sc}/recurrent_kernel" in vs:
+            raise RnnlabError(f"{sc}: kernel + recurrent_kernel are Keras layer weights, not a TF1 RNNCell's; load them "
+                              "with set_weights / load_weights (same layout in Keras 3) instead of converting")
         parts = sc.split("/")
         last = parts[-1]
         parent = parts[-2] if len(parts) >= 2 else ""
@@ -250,7 +253,10 @@ def detect_stack(variables: Mapping[str, Any], *, cell: str | None = None, scope
 
     if not found:
         hint = ""
-        if keras_like:
+        if any(".ATTRIBUTES/" in n for n in vs):
+            hint = (" (this is a TF2 object-based checkpoint (tf.train.Checkpoint / Keras): restore it into the same "
+                    "Keras model instead)")
+        elif keras_like:
             hint = (" (found kernel + recurrent_kernel: these look like Keras layer weights, not TF1 RNNCell ones; "
                     "load them with set_weights / load_weights instead)")
         raise RnnlabError("no TF1 RNN cell variables found (expected e.g. rnn/basic_lstm_cell/kernel, "
