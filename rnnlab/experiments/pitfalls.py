@@ -238,8 +238,11 @@ outputs, state = tf.compat.v1.nn.dynamic_rnn(cell, x, initial_state=init)
         "explanation": "With state_is_tuple=True (the default, and what seed 000 recommends) an LSTM state is "
                        "LSTMStateTuple(c, h), not one [batch, 2 * units] tensor. Given a tensor, the cell tries to "
                        "unpack it and TensorFlow reports the attempt as Python control flow over a symbolic tensor, "
-                       "a message that does not mention the state at all. Always uses the LSTM cell, whatever `cell` "
-                       "is.",
+                       "a message that does not mention the state at all. The reverse (a state_is_tuple=False cell "
+                       "given an LSTMStateTuple) turns the tuple into a [2, batch, units] tensor and splits it along "
+                       "the batch axis: a ValueError that depends on the batch size (odd: 'Dimension size must be "
+                       "evenly divisible by 2'; even: 'Shape must be rank 2 but is rank 3'). Always uses the LSTM "
+                       "cell, whatever `cell` is.",
         "given": _TF1_GIVEN,
     },
     "shape_lstm_state_order": {
@@ -359,7 +362,11 @@ EXPERIMENT = Experiment(
     worker="rnnlab.experiments.pitfalls:run_variant",
     reference=None,
     presets={
-        "quick": {"cell": "rnn", "units": 16, "input_dim": 8, "batch": 4, "seq_len": 6},
+        # each variant computes in < 1 s here, but every worker spends ~8 s importing TensorFlow: quick runs four
+        # representative pitfalls (~35 s) so that all quick presets together stay within DESIGN's 2 minutes
+        "quick": {"cell": "rnn", "units": 16, "input_dim": 8, "batch": 4, "seq_len": 6,
+                  "variants": ["tf1_shared_dynamic", "keras_shared_sequential", "shape_time_major",
+                               "shape_state_is_tuple"]},
         "seed": {"cell": "rnn", "units": 128, "input_dim": 64, "batch": 32, "seq_len": 100},
         "full": {"cell": ["rnn", "lstm", "gru"], "units": 128, "input_dim": 64, "batch": 32, "seq_len": 100},
     },
@@ -550,6 +557,7 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
     else:
         out = _SHAPE_RUNNERS[variant](p, variant, ctx, tf, np)
     details = out["details"]
+    details["cell_used"] = "lstm" if variant in _LSTM_ONLY else p["cell"]
     details["tf_version"] = tf.__version__
     if api == "keras":
         import keras
@@ -607,10 +615,8 @@ class _TF1Run:
                 v.load(a, self.sess)
 
     def run(self, fetch, feed_names: dict):
-        """Run ``fetch`` feeding namespace placeholders: ``{"x": array}``; lists (static_rnn) stack over time."""
-        feed = {self.ns[k]: v for k, v in feed_names.items()}
-        out = self.sess.run(fetch, feed)
-        return out
+        """Run ``fetch`` feeding the program's placeholders by their names in its namespace: ``{"x": array}``."""
+        return self.sess.run(fetch, {self.ns[k]: v for k, v in feed_names.items()})
 
     def close(self) -> None:
         s = self.ns.get("sess")
@@ -781,7 +787,7 @@ def _keras_probe_step(variant: str, ns: dict, np) -> dict:
     data, seq_len, input_dim = ns["data"], ns["seq_len"], ns["input_dim"]
     first = pos[0] if variant == "keras_shared_sequential" else keras.layers.RNN(pos[0], return_sequences=True)
     probe = keras.Sequential([keras.Input((seq_len, input_dim)), first])
-    before_w = [[np.array(w) for w in q.trainable_weights] for q in pos]
+    before_w = [[np.array(w.numpy()) for w in q.trainable_weights] for q in pos]
     before_out = np.asarray(ns["model"](data))
     target = np.ones_like(np.asarray(probe(data)))
     opt = keras.optimizers.SGD(learning_rate=0.5)
@@ -789,7 +795,7 @@ def _keras_probe_step(variant: str, ns: dict, np) -> dict:
         loss = tf.reduce_mean(tf.square(probe(data) - target))
     grads = tape.gradient(loss, probe.trainable_variables)
     opt.apply(grads, probe.trainable_variables)
-    after_w = [[np.array(w) for w in q.trainable_weights] for q in pos]
+    after_w = [[np.array(w.numpy()) for w in q.trainable_weights] for q in pos]
     changes = [max(float(np.max(np.abs(a - b))) for a, b in zip(aw, bw)) for aw, bw in zip(after_w, before_w)]
     after_out = np.asarray(ns["model"](data))
     return {"changed_position_1": changes[0], "changed_others": max(changes[1:]),
@@ -850,7 +856,7 @@ def _run_keras_shared(p: dict, variant: str, ctx, tf, np) -> dict:
                 # same inputs; the correct stack with its own weights (from the same seed)
                 case["max_abs_diff_vs_correct"] = _maxdiff(wns["out"], rns["out"], np)
                 # the correct stack given the shared weights at every position
-                shared = [np.array(w) for w in _positions(variant, wns)[0].trainable_weights]
+                shared = [np.array(w.numpy()) for w in _positions(variant, wns)[0].trainable_weights]
                 for q in _positions(variant, rns):
                     for w, a in zip(q.trainable_weights, shared):
                         w.assign(a)
