@@ -529,7 +529,8 @@ _SEED004_SCENARIOS = (
         cell = tf.compat.v1.nn.rnn_cell.LSTMCell(N)
         layer = keras.layers.RNN(cell, return_sequences=True)
         z = np.zeros((2, N), np.float32)
-        step("layer(x, initial_state=[zeros, zeros])"); y = layer(np.zeros((2, 28, 28), np.float32), initial_state=[z, z])
+        step("layer(x, initial_state=[zeros, zeros])")
+        y = layer(np.zeros((2, 28, 28), np.float32), initial_state=[z, z])
         note(shape=list(y.shape), keras3_layer_trainable_weights=len(layer.trainable_weights),
              tf1_cell_weights=[w.name for w in cell.weights],
              consequence="the cell's kernel and bias are invisible to the Keras 3 layer/model: "
@@ -583,7 +584,8 @@ _all[{name!r}] = _state
 _HARNESS_TAIL = """
 try:
     import keras, tensorflow as tf
-    _v = {"tf": tf.__version__, "keras (import keras)": keras.__version__, "tf.keras.layers.RNN": tf.keras.layers.RNN.__module__}
+    _v = {"tf": tf.__version__, "keras (import keras)": keras.__version__,
+          "tf.keras.layers.RNN": tf.keras.layers.RNN.__module__}
 except Exception as e:
     _v = {"error": str(e)}
 for _s in _all.values():
@@ -639,7 +641,8 @@ def summarize_seed004(res: dict[str, Any]) -> str:
 
 # ------------------------------------------------------------------------------------------------ convert round trip
 
-def convert_roundtrip(params=None, workdir: str | None = None, on_phase: Callable[[str], None] = lambda s: None) -> dict:
+def convert_roundtrip(params=None, workdir: str | None = None,
+                      on_phase: Callable[[str], None] = lambda s: None) -> dict:
     """The converter end to end: a TF1 stack (``cell`` x ``layers``) with random weights -> a TF1 checkpoint written
     by ``tf.compat.v1.train.Saver`` -> :func:`convert.read_tf1_checkpoint` -> :func:`convert.convert` -> ``.keras``
     file -> ``keras.models.load_model`` -> outputs and final states against the original TF1 graph's, full lengths

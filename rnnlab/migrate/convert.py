@@ -91,13 +91,15 @@ def read_tf1_checkpoint(path: str | os.PathLike) -> dict[str, np.ndarray]:
     directory holding a ``checkpoint`` file. Missing or unreadable -> ``RnnlabError``.
     """
     prefix = _checkpoint_prefix(path)
+    target, what = prefix, "not a readable TF checkpoint"
     if not Path(prefix + ".index").exists():
         if not Path(prefix).exists() and not Path(path).exists():
             raise RnnlabError(f"{path}: no such checkpoint (expected {prefix}.index and {prefix}.data-*)")
-        raise RnnlabError(f"{path}: not a TF checkpoint (no {Path(prefix).name}.index beside it)")
+        # maybe a V1 (single-file) checkpoint; otherwise not a checkpoint at all
+        target, what = str(path), f"not a TF checkpoint (no {Path(prefix).name}.index beside it)"
     tf = _tf()
     try:
-        reader = tf.train.load_checkpoint(prefix)
+        reader = tf.train.load_checkpoint(target)
         shapes = reader.get_variable_to_shape_map()
         out = {}
         for name in sorted(shapes):
@@ -105,7 +107,10 @@ def read_tf1_checkpoint(path: str | os.PathLike) -> dict[str, np.ndarray]:
             if isinstance(value, np.ndarray) or np.isscalar(value):
                 out[name] = np.asarray(value)
     except (tf.errors.OpError, ValueError, RuntimeError) as e:  # DataLossError, NotFoundError...
-        raise RnnlabError(f"{path}: not a readable TF checkpoint ({type(e).__name__}: {str(e).splitlines()[0]})") from None
+        first = (str(e).splitlines() or [""])[0]
+        raise RnnlabError(f"{path}: {what} ({type(e).__name__}: {first[:200]})") from None
+    if not out:
+        raise RnnlabError(f"{path}: the checkpoint holds no variables")
     return out
 
 
@@ -232,8 +237,9 @@ def detect_stack(variables: Mapping[str, Any], *, cell: str | None = None, scope
     found: list[tuple[str, int, bool, str]] = []  # (stack scope, index, multi, cell scope)
     for sc, roles in by_scope.items():
         if f"{sc}/recurrent_kernel" in vs:
-            raise RnnlabError(f"{sc}: kernel + recurrent_kernel are Keras layer weights, not a TF1 RNNCell's; load them "
-                              "with set_weights / load_weights (same layout in Keras 3) instead of converting")
+            raise RnnlabError(f"{sc}: kernel + recurrent_kernel are Keras layer weights, not a TF1 RNNCell's; "
+                              "load them with set_weights / load_weights (same layout in Keras 3) instead of "
+                              "converting")
         parts = sc.split("/")
         last = parts[-1]
         parent = parts[-2] if len(parts) >= 2 else ""
@@ -266,7 +272,8 @@ def detect_stack(variables: Mapping[str, Any], *, cell: str | None = None, scope
     if scope is not None:
         chosen = [s for s in stacks if s == scope.rstrip("/")] or [s for s in stacks if s.startswith(scope.rstrip("/"))]
         if len(set(chosen)) != 1:
-            raise RnnlabError(f"scope={scope!r} matches {len(set(chosen))} of the RNNs found: {', '.join(stacks) or '-'}")
+            raise RnnlabError(f"scope={scope!r} matches {len(set(chosen))} of the RNNs found: "
+                              f"{', '.join(stacks) or '-'}")
         stack = chosen[0]
     elif len(stacks) > 1:
         raise RnnlabError(f"the variables hold {len(stacks)} RNNs ({', '.join(s or '<root>' for s in stacks)}): "
@@ -559,7 +566,7 @@ def make_tf1_cell(rc, c: CellSpec, forget_bias: float = 1.0, activation=None):
 
 
 def tf1_state_dict(state, spec: StackSpec) -> dict[str, np.ndarray]:
-    """A TF1 final state (LSTMStateTuple(c, h), tensor, or MultiRNNCell tuple) as ``{"cell_N/h": .., "cell_N/c": ..}``."""
+    """A TF1 final state (LSTMStateTuple(c, h), tensor, or MultiRNNCell tuple) as ``{"cell_N/h", "cell_N/c"}``."""
     per = list(state) if spec.multi else [state]
     out = {}
     for c, s in zip(spec.cells, per):

@@ -133,7 +133,8 @@ def cudnn_eligibility(layer: str, **settings) -> tuple[bool, list[str]]:
             reasons.append(f"activation={_act_name(act)!r}: cuDNN needs tanh")
         ract = settings.get("recurrent_activation", "sigmoid")
         if not _is(ract, _SIGMOID, "sigmoid"):
-            hint = " (hard_sigmoid was the default of Keras <= 2.2 and of TF1-era tf.keras LSTM/GRU)" if "hard_sigmoid" in _act_name(ract) else ""
+            hint = (" (hard_sigmoid was the default of Keras <= 2.2 and of TF1-era tf.keras LSTM/GRU)"
+                    if "hard_sigmoid" in _act_name(ract) else "")
             reasons.append(f"recurrent_activation={_act_name(ract)!r}: cuDNN needs sigmoid{hint}")
         rd = float(settings.get("recurrent_dropout", 0.0) or 0.0)
         if rd != 0.0:
