@@ -138,3 +138,29 @@ def test_unknown_variant_and_xla_on_tf1_are_refused():
         run_variant(_params("rnn", 1, "full", False), "tf1_static+xla", WorkerContext())
     with pytest.raises(VariantUnsupported):
         run_variant(_params("rnn", 1, "full", False), "nope", WorkerContext())
+
+
+def test_keras_cudnn_eligibility_rules():
+    from rnnlab.variants.keras3 import cudnn_ineligible_reason
+
+    def reason(cell, variant, device="GPU"):
+        return cudnn_ineligible_reason(Problem(_params(cell, 1, "rows:5/3/1", False)), variant, device)
+
+    assert reason("lstm", "keras") is None  # defaults, right-padded mask: Keras takes cuDNN on a GPU
+    assert reason("lstm", "keras", "CPU") == "CPU: no fused kernel"
+    assert "unroll" in reason("lstm", "keras_unroll")
+    assert "RNN(cell)" in reason("lstm", "keras_cell")
+    assert "reset_after" in reason("gru", "keras")
+    assert "SimpleRNN" in reason("rnn", "keras")
+
+
+def test_gpu_code_path_selected_from_ctx_device():
+    """ctx.device="GPU" places ops on /GPU:0 (soft placement runs them on the CPU here) and applies the GPU rules."""
+    ctx = WorkerContext(device="GPU")
+    res = run_variant(_params("lstm", 1, "full", False), "keras", ctx)
+    assert res["details"]["device"] == "GPU"
+    # no GPU visible, so Keras traced no cuDNN op even though the config is eligible
+    assert res["details"]["kernel"].startswith("generic (cuDNN-eligible")
+    assert res["metrics"]["ref_abs_diff"] <= TOL
+    res = run_variant(_params("lstm", 1, "full", False), "tf1_dynamic", ctx)
+    assert res["metrics"]["ref_abs_diff"] <= TOL
