@@ -148,7 +148,7 @@ def run_task(task: dict, *, launcher: Callable[[dict], Worker] = launch_subproce
             worker.kill()
             raise Cancelled("run cancelled")
         if result is not None:
-            worker.poll() is None and _reap(worker, clock)
+            _reap(worker)
             return result
         code = worker.poll()
         if code is not None and msg is None:
@@ -175,10 +175,11 @@ def run_task(task: dict, *, launcher: Callable[[dict], Worker] = launch_subproce
                                                    f" {mem_limit_mb:.0f} MB"}
 
 
-def _reap(worker: Worker, clock: Callable[[], float], grace_s: float = 10.0) -> None:
-    t0 = clock()
+def _reap(worker: Worker, grace_s: float = 10.0) -> None:
+    """Give a worker that has sent its result a moment to exit by itself (real time: a real process)."""
+    t0 = time.monotonic()
     while worker.poll() is None:
-        if clock() - t0 > grace_s:
+        if time.monotonic() - t0 > grace_s:
             worker.kill()
             return
         time.sleep(0.05)

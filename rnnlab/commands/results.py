@@ -1,0 +1,60 @@
+"""``python -m rnnlab results [--experiment E] [--format table|csv|md|json] [--no-baseline]``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from .. import baseline, report, tables
+from ..errors import RnnlabError
+from ..store import Store
+
+
+def setup_arguments(sub) -> None:
+    p = sub.add_parser("results", help="print stored results")
+    p.add_argument("--experiment")
+    p.add_argument("--format", default="table", choices=("table", "csv", "md", "json"))
+    p.add_argument("--no-baseline", action="store_true", help="only this machine's store, not the bundled results")
+    p.set_defaults(func=main)
+
+
+def run(*, experiment: str | None = None, fmt: str = "table", include_baseline: bool = True,
+        store: Store | None = None) -> str:
+    store = store or Store()
+    if experiment is not None:
+        from .. import experiments
+
+        experiments.get(experiment)
+    recs = baseline.combined(store, experiment=experiment) if include_baseline else store.records(experiment)
+    if fmt == "json":
+        return json.dumps([r.to_dict(with_transient=False) | {"source": r.source} for r in recs], indent=1)
+    if not recs:
+        raise RnnlabError("no stored records" + (f" for {experiment}" if experiment else "") +
+                          "; run one first, e.g. python -m rnnlab run unroll --preset quick")
+    if fmt == "csv":
+        rows = tables.results_rows(recs)
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+        return buf.getvalue()
+    views, _ = [], None
+    for name in dict.fromkeys(r.experiment for r in recs):
+        views += report.experiment_views([r for r in recs if r.experiment == name])[0]
+    if fmt == "md":
+        from ..exporters import md
+
+        return md.render_tables(views) if hasattr(md, "render_tables") else "\n\n".join(_md(v) for v in views)
+    return "\n\n".join(tables.text_table(v) for v in views)
+
+
+def _md(view) -> str:
+    head = "| " + " | ".join(view.columns) + " |\n|" + "---|" * len(view.columns)
+    body = "\n".join("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in view.rows)
+    return f"### {view.title}\n\n{head}\n{body}\n\n{view.caption}"
+
+
+def main(args) -> int:
+    print(run(experiment=args.experiment, fmt=args.format, include_baseline=not args.no_baseline))
+    return 0

@@ -1,0 +1,13 @@
+import os
+
+# The TF1 cells need tf-keras, chosen before TensorFlow is first imported anywhere in the test process.
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _isolated_store(tmp_path_factory, monkeypatch):
+    """No test touches the developer's store: each gets its own."""
+    monkeypatch.setenv("RNNLAB_STORE", str(tmp_path_factory.mktemp("store") / "results.sqlite"))

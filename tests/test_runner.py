@@ -1,0 +1,111 @@
+"""The harness: real spawned workers for crashes, limits and caching; a fake launcher and clock for the logic."""
+
+import pytest
+
+from rnnlab import api, experiments
+from rnnlab.experiments.base import Experiment
+from rnnlab.harness.runner import Cancelled, run_task
+from rnnlab.params import param_set
+from rnnlab.store import Store
+
+FAKE = Experiment(name="fake", version=1, title="fake", summary="harness test",
+                  params=param_set(["units", "device", "timeout_s"], defaults={"timeout_s": 60}),
+                  variants=("ok", "ok_off", "crash", "exit", "sleep", "raise", "unsupported", "hog"),
+                  worker="tests.workers:run_variant", reference="ok")
+ENV = {"tf": "2.21.0", "keras": "3", "tf_keras": "2", "python": "3.11", "rnnlab": "0", "device": "CPU",
+       "device_name": "cpu", "cpu": "cpu", "cores": 2, "gpu": None, "cudnn": None, "cuda": None, "machine": "test",
+       "matmul_gflops": 100.0}
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    experiments._load_all()
+    monkeypatch.setitem(experiments._cache, "fake", FAKE)
+    return FAKE
+
+
+def test_failures_become_error_records_and_the_run_goes_on(fake, tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    seen = []
+    p = api.plan("fake", variants=["crash", "raise", "unsupported", "exit", "ok_off"])
+    recs = api.run(p, store=store, env=ENV, on_progress=seen.append)
+    by = {r.variant: r for r in recs}
+    assert [r.variant for r in recs] == ["crash", "raise", "unsupported", "exit", "ok_off"]  # reference not returned
+    assert by["crash"].error.startswith("worker crashed: killed by signal 11")
+    assert by["raise"].error == "ValueError: shapes (3, 4) and (5, 6) are incompatible"
+    assert by["unsupported"].error == "bfloat16 is not supported by this variant on CPU"
+    assert by["exit"].error.startswith("worker exited with code 3")
+    ok = by["ok_off"]
+    assert ok.ok and ok.metrics["max_abs_diff"] == pytest.approx(0.5)  # against the reference's outputs
+    assert ok.metrics["gflops"] == pytest.approx(2.0)  # 4e6 flops / 2 ms
+    assert ok.metrics["roofline_frac"] == pytest.approx(0.02)
+    assert ok.metrics["peak_mem_mb"] >= 0
+    assert all(r.metrics == {} for r in recs if r.error)
+    phases = {(pr.variant, pr.phase) for pr in seen}
+    assert ("ok_off", "build") in phases and ("ok_off", "done") in phases and ("crash", "failed") in phases
+    # stored, including the reference that was run for the diff
+    assert {r.variant for r in store.records("fake")} == {"crash", "raise", "unsupported", "exit", "ok_off", "ok"}
+
+    again = api.run(p, store=store, env=ENV)
+    assert all(r.cached for r in again)
+    assert [r.key for r in again] == [r.key for r in recs]
+    assert again[-1].metrics["max_abs_diff"] == pytest.approx(0.5)
+
+
+def test_time_limit_and_memory_limit(fake, tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    p = api.plan("fake", variants=["sleep"], overrides={"timeout_s": 12})
+    (r,) = api.run(p, store=store, env=ENV)
+    assert r.error == "timed out after 12 s (timeout_s)"
+    p = api.plan("fake", variants=["hog"])
+    (r,) = api.run(p, store=store, env=ENV, mem_limit_mb=1500)
+    assert r.error.startswith("out of memory: worker used") and "limit of 1500 MB" in r.error
+
+
+class FakeWorker:
+    def __init__(self, script, clock):
+        self.script, self.clock, self.killed = list(script), clock, False
+
+    def read(self, timeout):
+        self.clock.t += timeout
+        return self.script.pop(0) if self.script else None
+
+    def poll(self):
+        return -9 if self.killed else None
+
+    def kill(self):
+        self.killed = True
+
+    def rss_mb(self):
+        return 10.0
+
+    def stderr_tail(self):
+        return ""
+
+
+class Clock:
+    t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_run_task_with_injected_clock_and_launcher():
+    clock = Clock()
+    w = FakeWorker([{"type": "phase", "phase": "build"}], clock)
+    phases = []
+    msg = run_task({}, launcher=lambda t: w, timeout_s=5, mem_limit_mb=None, on_phase=phases.append, clock=clock,
+                   poll_s=1.0)
+    assert msg == {"type": "error", "reason": "timed out after 5 s (timeout_s)"} and w.killed
+    assert phases == ["build"] and clock.t == pytest.approx(6.0)
+
+    import threading
+
+    ev = threading.Event()
+    ev.set()
+    with pytest.raises(Cancelled):
+        run_task({}, launcher=lambda t: FakeWorker([], Clock()), timeout_s=5, mem_limit_mb=None, cancel=ev,
+                 clock=Clock())
+    done = run_task({}, launcher=lambda t: FakeWorker([{"type": "result", "metrics": {}}], Clock()), timeout_s=5,
+                    mem_limit_mb=None, clock=Clock())
+    assert done["type"] == "result"

@@ -1,0 +1,38 @@
+import pytest
+
+from rnnlab.harness.stats import Timing, time_once, time_steps
+
+
+class FakeClock:
+    """Each call of the timed function advances time by the next duration; the clock never really runs."""
+
+    def __init__(self, durations_s):
+        self.t = 0.0
+        self.durations = list(durations_s)
+
+    def __call__(self):
+        return self.t
+
+    def step(self):
+        self.t += self.durations.pop(0)
+
+
+def test_time_steps_skips_warmup_and_reports_median_and_quartiles():
+    clock = FakeClock([9.0, 9.0] + [0.001, 0.002, 0.003, 0.004, 0.100])
+    t = time_steps(clock.step, repeats=5, warmup=2, clock=clock)
+    assert t.n == 5
+    assert t.median_ms == pytest.approx(3.0)
+    assert t.p25_ms == pytest.approx(2.0)
+    assert t.p75_ms == pytest.approx(4.0)  # the 100 ms outlier moves neither the median nor p75 much
+
+
+def test_single_sample_and_empty():
+    assert Timing.of([5.0]) == Timing(5.0, 5.0, 5.0, 1)
+    with pytest.raises(ValueError):
+        Timing.of([])
+
+
+def test_time_once_returns_seconds_and_value():
+    clock = FakeClock([1.25])
+    dt, out = time_once(lambda: (clock.step(), "x")[1], clock=clock)
+    assert dt == pytest.approx(1.25) and out == "x"

@@ -1,0 +1,300 @@
+"""Issue 4: variable-length sequences -- the checks really check, the padding arithmetic, the quick presets run."""
+
+import os
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # before anything imports TensorFlow
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from rnnlab.harness.context import WorkerContext  # noqa: E402
+from rnnlab.variants import numpy_ref  # noqa: E402
+from rnnlab.variants.weights import make_inputs, make_weights  # noqa: E402
+from rnnlab.varlen import checks, padding  # noqa: E402
+
+CELLS = ("rnn", "lstm", "gru")
+B, T, D, H = 4, 7, 3, 5
+LENGTHS = [7, 4, 1, 2]
+
+
+def _padded_x():
+    return make_inputs(B, T, D, 0) * checks.valid_mask(LENGTHS, T)[:, :, None]
+
+
+def _flat(cell, fin):
+    return np.concatenate([fin[0]["c"], fin[0]["h"]], axis=1) if cell == "lstm" else fin[0]["h"]
+
+
+def _numpy_impl(cell, x, lengths):
+    """A NumPy implementation: ``lengths=None`` ignores them (runs the padding through the cell)."""
+    w = make_weights(cell, 1, H, D, 0)
+    out, fin = numpy_ref.forward(cell, w, x, lengths)
+    states = np.stack([_flat(cell, numpy_ref.forward(cell, w, x[:, :k + 1], lengths)[1]) for k in range(T)], axis=1)
+    return out, states, _flat(cell, fin)
+
+
+# -- the pure checks ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("cell", CELLS)
+def test_checks_fail_an_implementation_that_ignores_lengths(cell):
+    out, states, fin = _numpy_impl(cell, _padded_x(), None)
+    res = checks.run_checks(out, states, fin, LENGTHS)
+    assert not res["outputs_zero"]["ok"] and res["outputs_zero"]["worst"] > 1e-3
+    assert not res["state_carried"]["ok"] and res["state_carried"]["row"] in (1, 2, 3)
+    assert not res["final_state"]["ok"]
+    assert checks.past_length_pattern(out, LENGTHS) == "other"
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_checks_pass_an_implementation_that_honours_lengths(cell):
+    out, states, fin = _numpy_impl(cell, _padded_x(), LENGTHS)
+    res = checks.run_checks(out, states, fin, LENGTHS)
+    assert all(r["ok"] for r in res.values()), res
+    assert res["outputs_zero"]["checked"] == sum(T - L for L in LENGTHS)
+    assert checks.past_length_pattern(out, LENGTHS) == "zero"
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_each_check_catches_its_own_fault(cell):
+    out, states, fin = _numpy_impl(cell, _padded_x(), LENGTHS)
+    real = checks.valid_mask(LENGTHS, T)
+    # outputs carried (Keras' default with a mask): only (a) fails
+    last = out[np.arange(B), np.asarray(LENGTHS) - 1]
+    carried = np.where(real[:, :, None], out, last[:, None, :])
+    res = checks.run_checks(carried, states, fin, LENGTHS)
+    assert [res[k]["ok"] for k in ("outputs_zero", "state_carried", "final_state")] == [False, True, True]
+    assert checks.past_length_pattern(carried, LENGTHS) == "carried"
+    # state reset to zero past the length, final state right: (b) fails
+    reset = np.where(real[:, :, None], states, 0.0)
+    res = checks.run_checks(out, reset, fin, LENGTHS)
+    assert [res[k]["ok"] for k in ("outputs_zero", "state_carried", "final_state")] == [True, False, True]
+    # final state taken at the padded end of a run that did not carry the state: (c) fails
+    res = checks.run_checks(out, states, fin + 0.01 * (np.asarray(LENGTHS) < T)[:, None], LENGTHS)
+    assert [res[k]["ok"] for k in ("outputs_zero", "state_carried", "final_state")] == [True, True, False]
+    assert res["final_state"]["row"] in (1, 2, 3)
+
+
+def test_checks_with_no_padding_pass_and_say_so():
+    out, states, fin = _numpy_impl("rnn", make_inputs(B, T, D, 0), None)
+    res = checks.run_checks(out, states, fin, [T] * B)
+    assert all(r["ok"] for r in res.values())
+    assert res["outputs_zero"]["checked"] == 0 and res["state_carried"]["checked"] == 0
+    assert checks.past_length_pattern(out, [T] * B) == "none"
+
+
+def test_unobserved_steps_are_skipped_but_last_real_step_is_required():
+    out, states, fin = _numpy_impl("gru", _padded_x(), None)
+    partial = states.copy()
+    partial[:, [2, 4, 5]] = np.nan  # not observed
+    assert not checks.check_state_carried(partial, LENGTHS)["ok"]
+    partial[:, 0] = np.nan  # row 2's last real step (length 1)
+    with pytest.raises(ValueError):
+        checks.check_state_carried(partial, LENGTHS)
+
+
+def test_heatmap_is_time_by_row_and_downsamples():
+    out = np.ones((3, 10, 4))
+    hm = checks.norm_heatmap(out, [10, 5, 1])
+    assert len(hm["z"]) == 10 and len(hm["z"][0]) == 3 and hm["z"][0][0] == 2.0 and hm["lengths"] == [10, 5, 1]
+    small = checks.norm_heatmap(np.ones((40, 100, 2)), max_steps=20, max_rows=8)
+    assert len(small["z"]) == 20 and len(small["z"][0]) == 8 and small["steps"][:2] == [0, 5]
+
+
+def test_cudnn_mask_ok():
+    right = checks.valid_mask([3, 1, 2], 4)
+    assert checks.cudnn_mask_ok(right)[0]
+    ok, why = checks.cudnn_mask_ok(checks.pre_padded(right))
+    assert not ok and "not right-padded" in why and "row 0" in why
+    hole = np.array([[True, False, True, False]])
+    ok, why = checks.cudnn_mask_ok(hole)
+    assert not ok and "masked step at 1 before a real step at 2" in why
+    ok, why = checks.cudnn_mask_ok(np.array([[True, True], [False, False]]))
+    assert not ok and "fully masked" in why
+    assert checks.cudnn_mask_ok(np.ones((2, 3), bool))[0]
+
+
+# -- the real implementations -------------------------------------------------------------------------------------
+def _ok(res):
+    return [res[k]["ok"] for k in ("outputs_zero", "state_carried", "final_state")]
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_tf1_and_keras_with_lengths_pass_and_without_fail(cell):
+    from rnnlab.varlen import models
+
+    x = _padded_x()
+    layer = make_weights(cell, 1, H, D, 0)[0]
+    ref = _flat(cell, numpy_ref.forward(cell, [layer], x, LENGTHS)[1])
+    for static in (True, False):
+        r = models.run_tf1(cell, layer, x, LENGTHS, H, static=static, use_lengths=True)
+        assert _ok(checks.run_checks(r["outputs"], r["states"], r["final"], LENGTHS)) == [True] * 3, (cell, static)
+        assert checks.max_abs_diff(r["final"], ref) < 1e-5
+        w = models.run_tf1(cell, layer, x, LENGTHS, H, static=static, use_lengths=False)
+        assert _ok(checks.run_checks(w["outputs"], w["states"], w["final"], LENGTHS)) == [False] * 3, (cell, static)
+        assert checks.max_abs_diff(w["final"], ref) > 1e-3
+    for how in ("mask_arg", "masking"):
+        r = models.run_keras(cell, layer, x, LENGTHS, H, how)
+        # Keras' default zero_output_for_mask=False repeats the last real output past the length: (a) fails by design
+        assert _ok(checks.run_checks(r["outputs"], r["states"], r["final"], LENGTHS)) == [False, True, True]
+        assert checks.past_length_pattern(r["outputs"], LENGTHS) == "carried"
+        assert checks.max_abs_diff(r["final"], ref) < 1e-5
+    z = models.run_keras(cell, layer, x, LENGTHS, H, "mask_arg", zero_output_for_mask=True)
+    assert _ok(checks.run_checks(z["outputs"], z["states"], z["final"], LENGTHS)) == [True] * 3
+    n = models.run_keras(cell, layer, x, LENGTHS, H, "none")
+    assert _ok(checks.run_checks(n["outputs"], n["states"], n["final"], LENGTHS)) == [False] * 3
+
+
+# -- padding arithmetic ---------------------------------------------------------------------------------------------
+PAD_LENGTHS = [1, 2, 3, 10, 4, 4, 9, 1]  # real steps: 34
+
+
+def test_pad_global_and_pad_batch():
+    g = padding.pad_global(PAD_LENGTHS, 3)
+    assert [b.indices for b in g.batches] == [(0, 1, 2), (3, 4, 5), (6, 7)]
+    assert (g.real_steps, g.padded_steps) == (34, 80) and g.wasted_pct == pytest.approx(100 * 46 / 80)
+    assert g.loop_steps == 3 * 3 + 3 * 10 + 2 * 9 and g.shapes == [(3, 10), (2, 10)]
+    p = padding.pad_batch(PAD_LENGTHS, 3)
+    assert p.padded_steps == 57 and p.wasted_pct == pytest.approx(100 * 23 / 57) and p.loop_steps == 57
+    assert p.shapes == [(3, 3), (3, 10), (2, 9)]
+
+
+def test_sort_and_bucket():
+    s = padding.sort(PAD_LENGTHS, 3, seed=1)
+    assert sorted(b.indices for b in s.batches) == [(0, 7, 1), (2, 4, 5), (6, 3)]
+    assert s.padded_steps == 6 + 12 + 20 and s.wasted_pct == pytest.approx(100 * 4 / 38)
+    assert padding.bucket_boundaries(PAD_LENGTHS, 2) == [3, 10]
+    k = padding.bucket(PAD_LENGTHS, 3, 2)
+    assert [(b.indices, b.padded_len) for b in k.batches] == [((0, 1, 2), 3), ((7,), 3), ((3, 4, 5), 10), ((6,), 10)]
+    assert (k.padded_steps, k.loop_steps) == (52, 49) and len(k.shapes) == 4
+    assert k.loop_wasted_pct == pytest.approx(100 * 15 / 49)
+    one = padding.bucket(PAD_LENGTHS, 3, 1)
+    assert one.padded_steps == padding.pad_global(PAD_LENGTHS, 3).padded_steps
+    for name in padding.STRATEGIES:
+        plan = padding.make_plan(name, PAD_LENGTHS, 3, buckets=2)
+        assert sorted(i for b in plan.batches for i in b.indices) == list(range(8))
+        assert plan.summary()["sequences"] == 8
+
+
+def test_padding_never_wastes_with_equal_lengths():
+    for name in padding.STRATEGIES:
+        assert padding.make_plan(name, [5] * 10, 4).wasted_pct == 0.0
+
+
+# -- the experiments, in process ------------------------------------------------------------------------------------
+def _run(exp_module, preset="quick", variants=None, **over):
+    import importlib
+
+    mod = importlib.import_module(f"rnnlab.experiments.{exp_module}")
+    exp = mod.EXPERIMENT
+    pre = {k: v for k, v in exp.presets[preset].items() if k != "variants"}
+    params = exp.params.fill({**pre, **over})
+    out = {}
+    for v in variants or exp.variants:
+        ctx = WorkerContext()
+        res = mod.run_variant(dict(params), v, ctx)
+        assert ctx.phases, v
+        undocumented = set(res["metrics"]) - set(exp.metrics_doc)
+        assert not undocumented, (v, undocumented)
+        assert all(isinstance(x, float) and np.isfinite(x) for x in res["metrics"].values()), v
+        out[v] = res
+    return exp, params, out
+
+
+def test_varlen_quick_preset():
+    import json
+
+    exp, params, res = _run("varlen")
+    assert exp.reference in res and exp.page == "varlen"
+    for v in ("tf1_static", "tf1_dynamic"):
+        assert res[v]["metrics"]["checks_passed"] == 3.0 and res[v]["metrics"]["final_state_err"] < 1e-5
+    for v in ("keras_masking", "keras_mask_arg"):
+        m = res[v]["metrics"]
+        assert (m["check_outputs_zero"], m["check_state_carried"], m["check_final_state"]) == (0.0, 1.0, 1.0)
+        assert res[v]["details"]["zero_output_for_mask_true"] == {"outputs_zero": True, "state_carried": True,
+                                                                 "final_state": True}
+    for v in ("tf1_static_nolen", "tf1_dynamic_nolen", "keras_nolen"):
+        assert res[v]["metrics"]["checks_passed"] == 0.0 and res[v]["metrics"]["final_state_err"] > 1e-3
+    d = res["tf1_static"]["details"]
+    assert len(d["heatmap"]["z"]) == params["seq_len"] and len(d["heatmap"]["z"][0]) == params["batch"]
+    assert d["cudnn_mask"]["right_padded"]["ok"] and not d["cudnn_mask"]["pre_padded"]["ok"]
+    assert d["implementation"]["state_per_step_from"].startswith("the state outputs")
+    json.dumps([r["details"] for r in res.values()])  # details are JSON
+    # outputs for the harness's max_abs_diff: the nolen drift shows there, the others agree with the reference
+    ref = res["tf1_dynamic"]["outputs"]
+    diff = lambda v: max(np.abs(res[v]["outputs"][k] - ref[k]).max() for k in ref)  # noqa: E731
+    assert diff("keras_mask_arg") < 1e-5 and diff("tf1_static") < 1e-5 and diff("keras_nolen") > 1e-3
+
+
+def test_varlen_observes_a_subset_of_long_sequences():
+    from rnnlab.experiments.varlen import observed_steps
+
+    steps = observed_steps([40, 10, 3], 40, limit=8)
+    assert {2, 3, 9, 10, 39, 0} <= set(steps) and len(steps) < 40
+    assert observed_steps([5, 1], 6) == list(range(6))
+
+
+def test_padding_quick_preset():
+    _, params, res = _run("padding")
+    m = {v: r["metrics"] for v, r in res.items()}
+    assert m["pad_global"]["n_shapes"] <= 2 and m["pad_global"]["builds"] == 2 * m["pad_global"]["n_shapes"]
+    assert m["sort"]["builds"] == 2 * m["sort"]["n_shapes"]  # one trace per shape, none during the epochs
+    assert m["static_fixed"]["builds"] == 1.0 and m["dynamic_bucket"]["builds"] == 1.0
+    assert m["sort"]["wasted_pct"] <= m["pad_batch"]["wasted_pct"] <= m["pad_global"]["wasted_pct"]
+    assert m["bucket"]["wasted_pct"] < m["pad_global"]["wasted_pct"]
+    assert m["static_fixed"]["wasted_pct"] == m["pad_global"]["wasted_pct"]
+    assert m["dynamic_bucket"]["padded_steps"] == m["bucket"]["padded_steps"]
+    for r in m.values():
+        assert r["fwd_seq_per_s"] > 0 and r["train_seq_per_s"] > 0
+        assert r["real_steps"] == m["pad_global"]["real_steps"]
+
+
+def test_seed003_quick_preset_and_verdict():
+    from rnnlab.experiments.seed003 import SEED003_CLAIMS, seed003_verdict
+
+    exp, params, res = _run("seed003")
+    recs = [{"variant": v, "metrics": r["metrics"], "params": params} for v, r in res.items()]
+    for r in res.values():
+        m = r["metrics"]
+        assert m["cell_steps_run"] == m["loop_steps_max"] == 4.0  # both stop at max(sequence_length)
+        assert m["together_s"] > m["build_s"] and m["steps_per_s"] > 0
+    assert res["static"]["metrics"]["graph_nodes"] > res["dynamic"]["metrics"]["graph_nodes"]
+    text = seed003_verdict(recs)
+    assert "Verdict:" in text and "smaller configuration" in text and "max(sequence_length) = 4" in text
+    assert SEED003_CLAIMS["static"]["steps_per_s"] == pytest.approx(20.3, abs=0.01)
+    assert SEED003_CLAIMS["dynamic"]["first_interval_steps_per_s"] == pytest.approx(5.27, abs=0.01)
+    assert exp.presets["seed"]["seq_len"] == 300 and exp.presets["seed"]["lengths"] == "fixed:20"
+
+
+def _rec(variant, sps, build, **extra):
+    m = {"steps_per_s": sps, "build_s": build, "together_s": build + 10, "first_step_s": 1.0,
+         "cell_steps_run": 20.0, "loop_steps_max": 20.0, "graph_nodes": 5000.0, **extra}
+    return {"variant": variant, "metrics": m, "error": None,
+            "params": {"units": 200, "batch": 200, "seq_len": 300, "input_dim": 16, "lengths": "fixed:20"}}
+
+
+def test_seed003_verdict_follows_the_numbers():
+    from rnnlab.experiments.seed003 import seed003_verdict
+
+    holds = seed003_verdict([_rec("static", 20.0, 30.0), _rec("dynamic", 5.0, 1.0)])
+    assert "the conclusion holds here" in holds and "the seed's exact configuration" in holds
+    assert "static_rnn does run faster here (4.0x)" in holds
+    reversed_ = seed003_verdict([_rec("static", 2.0, 30.0), _rec("dynamic", 5.0, 1.0)])
+    assert "does not hold" in reversed_ and "dynamic_rnn is 2.5x faster" in reversed_
+    same = seed003_verdict([_rec("static", 5.2, 1.1), _rec("dynamic", 5.0, 1.0)])
+    assert "does not hold" in same and "not meaningfully faster" in same and "not meaningfully slower" in same
+    failed = {"variant": "dynamic", "metrics": {}, "error": "timed out", "params": {}}
+    assert "Cannot judge" in seed003_verdict([_rec("static", 2.0, 3.0), failed])
+
+
+def test_declaring_the_experiments_imports_no_tensorflow():
+    import subprocess
+    import sys
+
+    code = ("import sys, importlib\n"
+            "for m in ('varlen', 'padding', 'seed003'):\n"
+            "    e = importlib.import_module('rnnlab.experiments.' + m).EXPERIMENT\n"
+            "    assert e.name == m and e.worker.startswith('rnnlab.experiments.' + m + ':')\n"
+            "    assert set(e.presets) == {'quick', 'seed', 'full'} and e.metrics_doc\n"
+            "import rnnlab.varlen.checks, rnnlab.varlen.padding, rnnlab.varlen.models\n"
+            "assert 'tensorflow' not in sys.modules\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
