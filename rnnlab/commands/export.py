@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import baseline, report
 from ..store import Store
 
 
@@ -19,7 +18,7 @@ def setup_arguments(sub) -> None:
 
 def run(*, fmt: str, out: str, experiment: str | None = None, include_baseline: bool = True,
         store: Store | None = None) -> list[Path]:
-    from .. import exporters
+    from .. import baseline, exporters, report  # heavy imports only when exporting
 
     store = store or Store()
     recs = baseline.combined(store, experiment=experiment) if include_baseline else store.records(experiment)

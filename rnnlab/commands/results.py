@@ -6,7 +6,6 @@ import csv
 import io
 import json
 
-from .. import baseline, report, tables
 from ..errors import RnnlabError
 from ..store import Store
 
@@ -21,6 +20,8 @@ def setup_arguments(sub) -> None:
 
 def run(*, experiment: str | None = None, fmt: str = "table", include_baseline: bool = True,
         store: Store | None = None) -> str:
+    from .. import baseline, report, tables  # altair and pandas load only when results are printed
+
     store = store or Store()
     if experiment is not None:
         from .. import experiments
