@@ -1,0 +1,104 @@
+"""rnnlab.recommend: picks, margins, break-even, failed and missing variants (pure)."""
+
+import hashlib
+import itertools
+import sys
+
+import pytest
+
+from rnnlab.record import Record
+from rnnlab.recommend import GOALS, cost, recommend
+
+_n = itertools.count()
+CFG = {"cell": "rnn", "layers": 1, "units": 32, "batch": 8, "seq_len": 20, "input_dim": 16, "dtype": "float32",
+       "lengths": "full", "repeats": 5}
+
+
+def rec(variant, params=CFG, device="CPU", error=None, source="local", **m):
+    i = next(_n)
+    return Record(key=hashlib.sha256(str(i).encode()).hexdigest(), experiment="unroll", variant=variant,
+                  params=dict(params), metrics={} if error else m, env={"device": device, "gpu": None},
+                  created_at=f"2024-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z", error=error, source=source)
+
+
+def full(variant, build, first, fwd, tb, tf, train, mem, **kw):
+    return rec(variant, build_s=build, first_call_s=first, fwd_ms=fwd, train_build_s=tb, train_first_call_s=tf,
+               train_ms=train, peak_mem_mb=mem, **kw)
+
+
+RECS = [
+    full("tf1_static", 2.0, 0.5, 1.0, 3.0, 1.0, 2.0, 300.0),   # slow build, fast steps, most memory
+    full("tf1_dynamic", 0.2, 0.1, 2.0, 0.3, 0.2, 4.0, 100.0),  # fast build, slow steps, least memory
+    full("keras", 0.5, 0.2, 1.5, 0.6, 0.3, 3.0, 150.0),
+    rec("tf2_unrolled", error="timed out after 900 s"),
+]
+
+
+def test_picks_and_margins():
+    r = recommend(RECS, n_steps=100)
+    assert set(r.picks) == set(GOALS)
+    st = r.picks["steady_train"]
+    assert st.variant == "tf1_static" and st.value == 2.0 and st.runner_up == "keras"
+    assert st.margin == pytest.approx(0.5)
+    assert r.picks["memory"].variant == "tf1_dynamic" and r.picks["memory"].margin == pytest.approx(0.5)
+    # 100 training steps: static 2+3+1+0.2 = 6.2 s, dynamic 0.2+0.3+0.2+0.4 = 1.1 s, keras 0.5+0.6+0.3+0.3 = 1.7 s
+    b = r.picks["build_plus_n"]
+    assert b.variant == "tf1_dynamic" and b.value == pytest.approx(1.1)
+    assert b.runner_up == "keras" and b.margin == pytest.approx(1.7 / 1.1 - 1)
+    # break-even against the steady-state winner: (6.0 - 0.7) / (0.004 - 0.002) = 2650 steps
+    assert b.break_even_steps == pytest.approx(2650)
+    assert "2,650" in b.text
+    assert r.failed == {"tf2_unrolled": "timed out after 900 s"}
+    assert "keras_cell" in r.missing and "tf1_static" not in r.missing
+    assert "tensorflow" not in sys.modules
+
+
+def test_many_steps_flip_the_build_plus_n_pick():
+    assert recommend(RECS, n_steps=10_000).picks["build_plus_n"].variant == "tf1_static"
+
+
+def test_forward_mode():
+    r = recommend(RECS, n_steps=10, mode="forward")
+    assert r.picks["steady_train"].variant == "tf1_static"  # fwd_ms 1.0
+    assert cost(RECS[0], "build_plus_n", 10, "forward") == pytest.approx(2.0 + 0.5 + 0.01)
+    with pytest.raises(ValueError):
+        recommend(RECS, mode="sideways")
+
+
+def test_no_records_and_only_failures():
+    r = recommend([])
+    assert all(p.variant is None for p in r.picks.values())
+    assert "nothing measured" in r.picks["memory"].text
+    r = recommend([rec("tf1_static", error="out of memory")])
+    assert r.picks["steady_train"].variant is None and r.failed == {"tf1_static": "out of memory"}
+    assert "out of memory" in r.text
+
+
+def test_config_and_device_filters():
+    other = {**CFG, "seq_len": 200}
+    recs = RECS + [rec("keras_cell", other, build_s=0.1, first_call_s=0.1, fwd_ms=0.1, train_build_s=0.1,
+                       train_first_call_s=0.1, train_ms=0.1, peak_mem_mb=1.0)]
+    r = recommend(recs, config={"seq_len": 20})
+    assert r.picks["steady_train"].variant == "tf1_static"
+    r = recommend(recs, config={"seq_len": 200})
+    assert r.picks["steady_train"].variant == "keras_cell" and "only variant" in r.picks["steady_train"].text
+    # no config: the configuration with the most measured variants, with a note
+    r = recommend(recs)
+    assert r.config["seq_len"] == 20 and any("configurations match" in n for n in r.notes)
+    gpu = [rec("keras", device="GPU", train_ms=0.01, build_s=1, first_call_s=1, fwd_ms=0.01, peak_mem_mb=5.0)]
+    assert recommend(RECS + gpu, device="gpu").picks["steady_train"].variant == "keras"
+    assert recommend(RECS + gpu, device="CPU").picks["steady_train"].variant == "tf1_static"
+
+
+def test_local_beats_bundled_and_ok_beats_failed():
+    recs = [full("tf1_static", 2.0, 0.5, 1.0, 3.0, 1.0, 9.0, 300.0),
+            rec("tf1_static", source="baseline", build_s=2.0, first_call_s=0.5, fwd_ms=1.0, train_build_s=3.0,
+                train_first_call_s=1.0, train_ms=0.5, peak_mem_mb=300.0),
+            full("keras", 0.5, 0.2, 1.5, 0.6, 0.3, 3.0, 150.0),
+            rec("keras", error="crashed")]
+    r = recommend(recs)
+    assert r.picks["steady_train"].variant == "keras"  # the local static record (9 ms) wins over the bundled one
+    assert "keras" not in r.failed
+    only_bundled = recommend([recs[1], recs[2]])
+    assert only_bundled.picks["steady_train"].variant == "tf1_static"
+    assert any("baseline record" in n for n in only_bundled.notes)
