@@ -1,0 +1,149 @@
+"""The app's pure helpers: findings from records, the URL of a view, what is stored for a configuration."""
+
+import hashlib
+
+import pytest
+
+from rnnlab import envinfo, experiments, findings, lookup, urlstate
+from rnnlab.record import Record
+
+SEED = {k: v for k, v in experiments.get("unroll").presets["seed"].items() if k != "variants"}
+ENV = {"tf": "2.21.0", "keras": "3.15.1", "tf_keras": "2.21.0", "python": "3.11.7", "device": "CPU",
+       "device_name": "Test CPU", "cpu": "Test CPU", "cores": 2, "gpu": None, "cudnn": None, "cuda": None,
+       "machine": "Test CPU, 2 cores", "matmul_gflops": 100.0}
+
+
+def rec(variant, *, source="local", env=None, when="2026-01-01T00:00:00Z", error=None, **metrics):
+    params = experiments.get("unroll").params.fill({**SEED, **metrics.pop("params", {})})
+    params["device"] = "cpu"
+    key = hashlib.sha256(f"{variant}{sorted(params.items())}{source}{when}".encode()).hexdigest()
+    return Record(key=key, experiment="unroll", variant=variant, params=params, metrics=metrics if not error else {},
+                  env=dict(env or ENV), created_at=when, error=error, source=source)
+
+
+def pair(static_build=6.5, dyn_build=1.0, static_fwd=10.0, dyn_fwd=15.0, **kw):
+    return [rec("tf1_static", build_s=static_build, fwd_ms=static_fwd, train_ms=20.0, graph_nodes=1500.0, **kw),
+            rec("tf1_dynamic", build_s=dyn_build, fwd_ms=dyn_fwd, train_ms=30.0, graph_nodes=100.0, **kw)]
+
+
+# -- findings --------------------------------------------------------------------------------------------------------
+def test_static_vs_dynamic_headline_quotes_the_ratios():
+    (f,) = findings.pair_finding(pair(), "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn")
+    assert f.headline == ("On this CPU, static_rnn builds 6.50x slower and runs a forward step 1.50x faster than "
+                          "dynamic_rnn at 100 steps.")
+    assert f.numbers["build_ratio"] == pytest.approx(6.5)
+    assert f.numbers["fwd_ratio"] == pytest.approx(10 / 15)
+    assert "training step 1.50x faster" in f.detail and "graph 1,500 vs 100 nodes" in f.detail
+    assert "measured here" in f.detail
+    assert f.page == "unrolling"
+    assert f.query["variants"] == "tf1_static,tf1_dynamic" and f.query["layers"] == "3" and f.query["ref"] == \
+        "tf1_dynamic"
+
+
+def test_wording_of_faster_slower_and_equal():
+    assert findings.compare(2.0) == "2.00x slower"
+    assert findings.compare(0.5) == "2.00x faster"
+    assert findings.compare(1.02) == "about as fast"
+
+
+def test_bundled_results_are_labelled_with_their_machine():
+    (f,) = findings.pair_finding(pair(source="baseline"), "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn")
+    assert f.headline.startswith("On the bundled results' CPU (Test CPU, 2 cores),")
+    assert f.source == "baseline"
+
+
+def test_local_seed_configuration_is_preferred():
+    other = [r.with_(params={**r.params, "seq_len": 20}) for r in pair(static_build=9.0, when="2026-06-01T00:00:00Z")]
+    base = pair(source="baseline", static_build=3.0)
+    (f,) = findings.pair_finding(other + base + pair(), "tf1_static", "tf1_dynamic", "a", "b")
+    assert f.numbers["build_ratio"] == pytest.approx(6.5)  # local seed config, not the newer seq_len=20 one
+
+
+def test_failed_or_missing_variants_give_no_finding():
+    recs = [rec("tf1_static", build_s=1.0, fwd_ms=1.0), rec("tf1_dynamic", error="out of memory")]
+    assert findings.pair_finding(recs, "tf1_static", "tf1_dynamic", "a", "b") == []
+    assert findings.pair_finding([], "tf1_static", "tf1_dynamic", "a", "b") == []
+
+
+def test_answer_lists_every_question_and_unanswered_ones_empty():
+    answered = dict((q.key, fs) for q, fs in findings.answer(pair()))
+    assert set(answered) == {q.key for q in findings.QUESTIONS}
+    assert answered["tf1_static_vs_dynamic"] and not answered["xla"]
+    for q in findings.QUESTIONS:
+        assert q.how.startswith("python -m rnnlab run ")
+
+
+def test_fastest_and_xla():
+    recs = pair() + [rec("tf2_while", fwd_ms=20.0, train_ms=40.0), rec("tf2_while+xla", fwd_ms=10.0, train_ms=20.0)]
+    (f,) = findings.fastest(recs)
+    assert "tf1_static (20.0 ms)" in f.headline and "2.00x faster than the slowest, tf2_while" in f.headline
+    (x,) = findings.xla(recs)
+    assert "makes tf2_while's training step 2.00x faster" in x.headline
+
+
+def test_build_scaling_exponent_from_a_sweep():
+    recs = []
+    for n in (25, 50, 100, 200):
+        recs.append(rec("tf1_static", build_s=0.01 * n, fwd_ms=1.0, params={"seq_len": n}))
+        recs.append(rec("tf1_dynamic", build_s=0.2, fwd_ms=1.0, params={"seq_len": n}))
+    (f,) = findings.build_scaling(recs)
+    assert f.numbers["exponent"] == pytest.approx(1.0)
+    assert "from 0.250 s at 25 steps to 2.00 s at 200 steps (about seq_len^1.00)" in f.headline
+    assert "dynamic_rnn's stays between 0.200 and 0.200 s" in f.headline
+
+
+# -- urlstate --------------------------------------------------------------------------------------------------------
+NAMES = findings.UNROLL_CONTROLS
+DEFAULTS = {**experiments.get("unroll").params.defaults(), **SEED}
+
+
+def decode(q):
+    return urlstate.decode(q, experiment="unroll", names=NAMES, defaults=DEFAULTS,
+                           default_variants=["tf1_static", "tf1_dynamic"], extra_keys=["ref"])
+
+
+def test_url_round_trip():
+    values = {**{k: DEFAULTS[k] for k in NAMES}, "cell": "lstm", "units": 64}
+    q = urlstate.encode(values, variants=["keras", "tf1_dynamic"], extra={"ref": "keras"})
+    d = decode(q)
+    assert d.values == values and d.variants == ["keras", "tf1_dynamic"] and d.extra == {"ref": "keras"}
+    assert not d.problems and d.present
+
+
+def test_url_bad_values_fall_back_with_a_reason():
+    d = decode({"cell": "transformer", "units": "-3", "batch": "lots", "variants": "tf1_static,bogus", "seq_len": "7"})
+    assert d.values["cell"] == "rnn" and d.values["units"] == 128 and d.values["batch"] == 32
+    assert d.values["seq_len"] == 7
+    assert d.variants == ["tf1_static"]
+    text = "\n".join(d.problems)
+    assert "cell='transformer'" in text and "units" in text and "batch" in text and "bogus" in text
+    assert len(d.problems) == 4
+
+
+def test_url_without_known_variants_uses_defaults():
+    d = decode({"variants": ",,nope"})
+    assert d.variants == ["tf1_static", "tf1_dynamic"] and d.problems
+
+
+# -- lookup ----------------------------------------------------------------------------------------------------------
+def test_pick_prefers_this_environment_and_lists_missing():
+    fp = envinfo.fingerprint(ENV)
+    old_env = {**ENV, "tf": "2.15.0"}
+    recs = [rec("tf1_static", fwd_ms=1.0, env=old_env, when="2026-02-01T00:00:00Z"),
+            rec("tf1_static", fwd_ms=2.0, when="2026-01-01T00:00:00Z"),
+            rec("tf1_dynamic", fwd_ms=3.0, source="baseline")]
+    point = experiments.get("unroll").params.fill(SEED)
+    sel = lookup.pick(recs, point, ["tf1_static", "tf1_dynamic", "keras"], fingerprint=fp)
+    assert sel.shown["tf1_static"].metrics["fwd_ms"] == 2.0  # this environment beats newer from another TF
+    assert sel.shown["tf1_dynamic"].source == "baseline"  # bundled shows, but is still missing here
+    assert sel.missing == ("tf1_dynamic", "keras")
+    other = experiments.get("unroll").params.fill({**SEED, "units": 7})
+    assert lookup.pick(recs, other, ["tf1_static"], fingerprint=fp).shown == {}
+
+
+def test_sweep_points_one_per_variant_and_length():
+    recs = [rec("tf1_static", fwd_ms=float(n), params={"seq_len": n}) for n in (25, 50, 100)]
+    recs.append(rec("tf1_static", fwd_ms=1.0, params={"seq_len": 25, "units": 7}))
+    point = experiments.get("unroll").params.fill(SEED)
+    pts = lookup.sweep(recs, point, ["tf1_static"])
+    assert [r.params["seq_len"] for r in pts] == [25, 50, 100]
