@@ -280,7 +280,7 @@ def test_seed003_verdict_follows_the_numbers():
     reversed_ = seed003_verdict([_rec("static", 2.0, 30.0), _rec("dynamic", 5.0, 1.0)])
     assert "does not hold" in reversed_ and "dynamic_rnn is 2.5x faster" in reversed_
     same = seed003_verdict([_rec("static", 5.2, 1.1), _rec("dynamic", 5.0, 1.0)])
-    assert "does not hold" in same and "not meaningfully faster" in same and "not meaningfully slower" in same
+    assert "does not hold" in same and "not run meaningfully faster" in same and "not meaningfully slower" in same
     failed = {"variant": "dynamic", "metrics": {}, "error": "timed out", "params": {}}
     assert "Cannot judge" in seed003_verdict([_rec("static", 2.0, 3.0), failed])
 

@@ -58,6 +58,7 @@ METRICS_DOC = {
                "gradients and Adam (TF1), s",
     "builds": "functions traced (counted live in the traced Python, forward + training, including any retrace "
               "during the epochs) or graphs built (TF1: 1), count",
+    "graph_nodes": "operations in the TF1 graph (forward, gradients, Adam), count",
     "n_shapes": "distinct batch shapes (rows, padded length) fed, count",
     "n_batches": "batches per epoch, count",
     "wasted_pct": "time steps fed that are padding, as a share of all time steps fed, %",
@@ -292,8 +293,8 @@ EXPERIMENT = Experiment(
     worker="rnnlab.experiments.padding:run_variant",
     reference=None,
     presets={
-        "quick": {"cell": "lstm", "units": 16, "batch": 16, "seq_len": 30, "input_dim": 8, "lengths": "uniform:2-30",
-                  "n_sequences": 64, "buckets": 2, "repeats": 2, "warmup": 0},
+        "quick": {"cell": "lstm", "units": 16, "batch": 16, "seq_len": 20, "input_dim": 8, "lengths": "uniform:2-20",
+                  "n_sequences": 48, "buckets": 2, "repeats": 2, "warmup": 0},
         # Seed 001 names one size, "the largest input is 50 and the others are shorter": lengths uniform 1-50.
         "seed": {"cell": "lstm", "units": 128, "batch": 32, "seq_len": 50, "input_dim": 16, "lengths": "uniform:1-50",
                  "n_sequences": 1024, "buckets": 4, "repeats": 3, "warmup": 1},

@@ -269,6 +269,16 @@ def seed003_verdict(records: Iterable) -> str:
     holds = steady >= 1.5 and build >= 1.5
     lines.append(("Verdict: the conclusion holds here: " if holds else "Verdict: the conclusion does not hold here: ")
                  + f"{run_part}, and {build_part}.")
+    if "first_interval_steps_per_s" in s and "first_interval_steps_per_s" in d:
+        fs, fd = s["first_interval_steps_per_s"], d["first_interval_steps_per_s"]
+        n = params.get("interval", "the first")
+        slow = fs < 0.5 * s["steps_per_s"]
+        lines.append(
+            (f"The seed's slow start of static_rnn does show here: {_fmt(fs)} steps/s over its first {n} steps "
+             f"against {_fmt(s['steps_per_s'])} after" if slow else
+             f"static_rnn shows no slow start here: {_fmt(fs)} steps/s over its first {n} steps against "
+             f"{_fmt(s['steps_per_s'])} after")
+            + f" (dynamic_rnn: {_fmt(fd)} then {_fmt(d['steps_per_s'])}).")
     t = int(params.get("seq_len") or s.get("loop_steps_max") or 0)
     mx = int(s.get("loop_steps_max", 0)) or None
     why = []
@@ -278,8 +288,9 @@ def seed003_verdict(records: Iterable) -> str:
             f"dynamic_rnn's while_loop stops at max(sequence_length) = {mx} (measured: {int(d['cell_steps_run'])} "
             f"cell steps ran per forward pass), and static_rnn builds all {t} steps but a cond skips every step "
             f"past the longest row (measured: {int(s['cell_steps_run'])} cell steps ran). Both compute about the "
-            f"same {mx} steps, so what separates them is per-step overhead (a while_loop iteration versus a cond "
-            f"and an unrolled step), not the padding, and the {t}-step static graph costs its "
+            f"same {mx} steps; the padding is not computed by either. What separates them is overhead: static_rnn "
+            f"still evaluates a cond at each of the {max(t - mx, 0)} skipped steps (and again in the gradient), "
+            f"dynamic_rnn pays one while_loop iteration per real step; and the {t}-step static graph costs its "
             f"{int(s.get('graph_nodes', 0)):,} nodes in building and in the first step "
             f"({_fmt(s['first_step_s'])} s vs {_fmt(d['first_step_s'])} s).")
     why.append(
