@@ -115,8 +115,12 @@ def environment(requested: str = "auto", *, store: Store | None = None, measure:
 
 
 # -- running ----------------------------------------------------------------------------------------------------
+_NOT_KEYED = ("timeout_s",)  # a limit, not part of what is measured
+
+
 def spec_of(experiment: str, version: int, variant: str, params: Mapping[str, Any]) -> dict:
-    return {"experiment": experiment, "version": version, "variant": variant, "params": dict(params)}
+    return {"experiment": experiment, "version": version, "variant": variant,
+            "params": {k: v for k, v in params.items() if k not in _NOT_KEYED}}
 
 
 def _diff(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> float | None:
@@ -171,6 +175,8 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
             prog = lambda phase, v=v, i=index: say(_runner.Progress(exp.name, v, phase, i, total,  # noqa: E731
                                                                     clock() - t0, pi, len(p.points)))
             stored = None if fresh else store.get(key)
+            if stored is not None and stored.details.get("transient"):
+                stored = None  # a crash, time-out or memory kill is worth another try; a deterministic error is not
             if stored is not None:
                 point_records[v] = stored.with_(cached=True)
                 if counted:
@@ -200,7 +206,8 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
                     outputs[v] = arrays
             else:
                 rec = Record(key=key, experiment=exp.name, variant=v, params=params, metrics={}, env=run_env,
-                             created_at=utc_now(), error=str(msg.get("reason") or "failed"), details={})
+                             created_at=utc_now(), error=str(msg.get("reason") or "failed"),
+                             details={"transient": True} if msg.get("transient") else {})
             if v == ref and rec.ok:
                 rec = rec.with_(metrics={**rec.metrics, "max_abs_diff": 0.0})
             point_records[v] = rec

@@ -46,9 +46,13 @@ def test_failures_become_error_records_and_the_run_goes_on(fake, tmp_path):
     # stored, including the reference that was run for the diff
     assert {r.variant for r in store.records("fake")} == {"crash", "raise", "unsupported", "exit", "ok_off", "ok"}
 
-    again = api.run(p, store=store, env=ENV)
+    # Deterministic outcomes are served from the store; a crash is "transient" and would be tried again.
+    assert by["crash"].details["transient"] and by["exit"].details["transient"]
+    assert not by["raise"].details.get("transient")
+    p2 = api.plan("fake", variants=["raise", "unsupported", "ok_off"])
+    again = api.run(p2, store=store, env=ENV)
     assert all(r.cached for r in again)
-    assert [r.key for r in again] == [r.key for r in recs]
+    assert [r.key for r in again] == [by[v].key for v in ("raise", "unsupported", "ok_off")]
     assert again[-1].metrics["max_abs_diff"] == pytest.approx(0.5)
 
 
@@ -96,7 +100,7 @@ def test_run_task_with_injected_clock_and_launcher():
     phases = []
     msg = run_task({}, launcher=lambda t: w, timeout_s=5, mem_limit_mb=None, on_phase=phases.append, clock=clock,
                    poll_s=1.0)
-    assert msg == {"type": "error", "reason": "timed out after 5 s (timeout_s)"} and w.killed
+    assert msg == {"type": "error", "transient": True, "reason": "timed out after 5 s (timeout_s)"} and w.killed
     assert phases == ["build"] and clock.t == pytest.approx(6.0)
 
     import threading

@@ -162,16 +162,18 @@ def run_task(task: dict, *, launcher: Callable[[dict], Worker] = launch_subproce
             if code < 0:
                 sig = -code
                 why = "killed by signal 9 (likely out of memory)" if sig == 9 else f"killed by signal {sig}"
-                return {"type": "error", "reason": f"worker crashed: {why}" + (f"; {reason}" if reason else "")}
-            return {"type": "error", "reason": f"worker exited with code {code}" + (f": {reason}" if reason else "")}
+                return {"type": "error", "transient": True,
+                        "reason": f"worker crashed: {why}" + (f"; {reason}" if reason else "")}
+            return {"type": "error", "transient": True,
+                    "reason": f"worker exited with code {code}" + (f": {reason}" if reason else "")}
         if clock() - t0 > timeout_s:
             worker.kill()
-            return {"type": "error", "reason": f"timed out after {timeout_s:g} s (timeout_s)"}
+            return {"type": "error", "transient": True, "reason": f"timed out after {timeout_s:g} s (timeout_s)"}
         if mem_limit_mb is not None:
             rss = worker.rss_mb()
             if rss is not None and rss > mem_limit_mb:
                 worker.kill()
-                return {"type": "error", "reason": f"out of memory: worker used {rss:.0f} MB, over the limit of"
+                return {"type": "error", "transient": True, "reason": f"out of memory: worker used {rss:.0f} MB, over the limit of"
                                                    f" {mem_limit_mb:.0f} MB"}
 
 
