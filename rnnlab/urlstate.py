@@ -43,7 +43,7 @@ def encode(values: Mapping[str, Any], *, variants: Sequence[str] | None = None,
 @dataclass(frozen=True)
 class Decoded:
     values: dict[str, Any]  # every name asked for: parsed from the URL, or its default
-    variants: list[str]  # from the URL, or the default list
+    variants: list[str]  # from the URL (in the order of the allowed variants), or the default list
     extra: dict[str, str]  # raw text of the extra keys that were present
     problems: list[str] = field(default_factory=list)  # one line per ignored value: what was wrong, what is used
     present: bool = False  # whether the URL held any of the page's keys at all
@@ -81,7 +81,7 @@ def decode(query: Mapping[str, Any], *, experiment: str, names: Iterable[str], d
     if VARIANTS_KEY in query:
         asked = [v.strip() for v in _one(query[VARIANTS_KEY]).split(",") if v.strip()]
         unknown = [v for v in asked if v not in allowed]
-        good = list(dict.fromkeys(v for v in asked if v in allowed))
+        good = [v for v in allowed if v in asked]  # the canonical order, whatever the URL's
         if unknown:
             problems.append(f"URL: unknown variant(s) {', '.join(unknown)} ignored; known: {', '.join(allowed)}")
         if good:

@@ -104,9 +104,9 @@ def decode(q):
 
 def test_url_round_trip():
     values = {**{k: DEFAULTS[k] for k in NAMES}, "cell": "lstm", "units": 64}
-    q = urlstate.encode(values, variants=["keras", "tf1_dynamic"], extra={"ref": "keras"})
+    q = urlstate.encode(values, variants=["tf1_dynamic", "keras"], extra={"ref": "keras"})
     d = decode(q)
-    assert d.values == values and d.variants == ["keras", "tf1_dynamic"] and d.extra == {"ref": "keras"}
+    assert d.values == values and d.variants == ["tf1_dynamic", "keras"] and d.extra == {"ref": "keras"}
     assert not d.problems and d.present
 
 
@@ -147,3 +147,7 @@ def test_sweep_points_one_per_variant_and_length():
     point = experiments.get("unroll").params.fill(SEED)
     pts = lookup.sweep(recs, point, ["tf1_static"])
     assert [r.params["seq_len"] for r in pts] == [25, 50, 100]
+
+
+def test_url_variants_come_back_in_canonical_order():
+    assert decode({"variants": "keras,tf1_static"}).variants == ["tf1_static", "keras"]

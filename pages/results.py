@@ -1,0 +1,131 @@
+"""Results: every record (this machine's store and the bundled ones), filter, delete, download, import."""
+
+import csv
+import hashlib
+import io
+import json
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from rnnlab import api, tables
+from rnnlab.errors import RnnlabError
+
+P = "results."
+SOURCES = {"local": "this machine", "imported": "imported", "baseline": "bundled (read-only)"}
+
+st.title("Results")
+st.caption("Every record: measured in this machine's store, imported from another machine, or bundled with rnnlab. "
+           "Select rows to delete them (bundled ones are read-only); download what the filters show; import a "
+           "results file from another machine.")
+
+# -- import (first: a file imported now shows in the table below) ---------------------------------------------------
+with st.expander("Import a results file", icon=":material/upload_file:"):
+    st.caption("A JSON array or JSONL of rnnlab records, e.g. from `python -m rnnlab results --format json` or the "
+               "JSON download below. Every record is checked first: a file with one bad record imports nothing.")
+    up = st.file_uploader("results file", type=["json", "jsonl"], key=P + "upload", label_visibility="collapsed")
+    if up is not None:
+        done = st.session_state.setdefault(P + "imported", {})
+        if up.file_id not in done:  # import once per uploaded file, not on every rerun
+            try:
+                n = api.import_file(up.getvalue(), name=up.name, store=ui.store())
+                done[up.file_id] = ("ok", f"Imported {n} record{'s' if n != 1 else ''} from {up.name}.")
+            except RnnlabError as e:
+                done[up.file_id] = ("error", f"Nothing imported: {e}. Check that it is an rnnlab results file "
+                                             "(JSON or JSONL written by `python -m rnnlab results --format json`).")
+        kind, msg = done[up.file_id]
+        (st.success if kind == "ok" else st.error)(msg, icon=":material/check_circle:" if kind == "ok"
+                                                   else ":material/error:")
+
+records = []
+with ui.guard("Reading the stored results"):
+    records = ui.records()
+if not records:
+    ui.how_to_get("python -m rnnlab run unroll --preset quick", page="unrolling")
+    st.stop()
+
+rows = tables.results_rows(records)
+df = pd.DataFrame(rows)
+df["source"] = df["source"].map(lambda s: SOURCES.get(s, s))
+df["date"] = df["created_at"].str.replace("T", " ").str.slice(0, 16)  # "2026-12-02 15:38" (UTC)
+by_key = {r.key + "|" + r.source: r for r in records}
+df["_id"] = [r.key + "|" + r.source for r in records]
+
+# -- filters -------------------------------------------------------------------------------------------------------
+f = st.columns([2, 3, 2, 3])
+exps = f[0].multiselect("experiment", sorted(df["experiment"].unique()), key=P + "experiment",
+                        placeholder="all experiments")
+variants = f[1].multiselect("variant", sorted(df["variant"].unique()), key=P + "variant", placeholder="all variants")
+sources = f[2].multiselect("source", [SOURCES[s] for s in SOURCES if SOURCES[s] in set(df["source"])],
+                           key=P + "source", placeholder="all sources")
+text = f[3].text_input("contains", key=P + "text", placeholder="config, device, machine, status…",
+                       help="case-insensitive, in the config, device, machine and status columns")
+mask = pd.Series(True, index=df.index)
+if exps:
+    mask &= df["experiment"].isin(exps)
+if variants:
+    mask &= df["variant"].isin(variants)
+if sources:
+    mask &= df["source"].isin(sources)
+if text.strip():
+    t = text.strip().lower()
+    hay = (df["config"].astype(str) + " " + df["device"].astype(str) + " " + df["machine"].astype(str) + " "
+           + df["status"].astype(str)).str.lower()
+    mask &= hay.str.contains(t, regex=False)
+shown = df[mask].sort_values("created_at", ascending=False).reset_index(drop=True)
+
+st.caption(f"{len(shown)} of {len(df)} records; select rows with the boxes on the left.")
+# The selection is by row position: a key that changes with the rows shown drops a selection that would now point
+# at other records (after a filter change, a delete or an import).
+rows_sig = hashlib.sha256("|".join(shown["_id"]).encode()).hexdigest()[:10]
+event = st.dataframe(
+    shown, key=P + "table-" + rows_sig, on_select="rerun", selection_mode="multi-row", hide_index=True, width="stretch",
+    column_order=["experiment", "variant", "config", "status", "fwd_ms", "train_ms", "device", "source", "date",
+                  "machine"],
+    column_config={
+        "date": st.column_config.TextColumn("date (UTC)"),
+        "config": st.column_config.TextColumn(width="medium"),
+        "machine": st.column_config.TextColumn(width="medium"),
+        "fwd_ms": st.column_config.NumberColumn("forward (ms)", format="%.3g"),
+        "train_ms": st.column_config.NumberColumn("train step (ms)", format="%.3g"),
+        "status": st.column_config.TextColumn("status", width="medium"),
+    })
+picked = [shown.loc[i, "_id"] for i in (event.selection.rows if event is not None else []) if i < len(shown)]
+picked_recs = [by_key[k] for k in picked if k in by_key]
+deletable = [r for r in picked_recs if r.source != "baseline"]
+bundled = len(picked_recs) - len(deletable)
+
+# -- actions -------------------------------------------------------------------------------------------------------
+a = st.columns([2, 1, 1, 5], vertical_alignment="center")
+with a[0]:
+    with st.popover(f"Delete {len(deletable)} selected" if deletable else "Delete selected", disabled=not deletable,
+                    icon=":material/delete:", help="select local or imported records in the table first"):
+        st.markdown(f"Delete {len(deletable)} record{'s' if len(deletable) != 1 else ''} from this machine's store? "
+                    "A deleted measurement is measured again by the next run that needs it.")
+        if st.button("Delete permanently", type="primary", key=P + "delete"):
+            with ui.guard("Delete"):
+                n = ui.store().delete([r.key for r in deletable])
+                st.session_state[P + "deleted"] = n
+                st.rerun()
+if st.session_state.get(P + "deleted") is not None:
+    n = st.session_state.pop(P + "deleted")
+    st.toast(f"Deleted {n} record{'s' if n != 1 else ''}.", icon=":material/delete:")
+a[3].caption((f"{bundled} bundled record{'s' if bundled != 1 else ''} selected: bundled results are read-only. "
+              if bundled else "") + "CSV and JSON hold the records the filters show.")
+
+sel_recs = [by_key[k] for k in shown["_id"]]
+buf = io.StringIO()
+out_rows = tables.results_rows(sel_recs)
+if out_rows:
+    w = csv.DictWriter(buf, fieldnames=list(out_rows[0]))
+    w.writeheader()
+    w.writerows(out_rows)
+a[1].download_button("CSV", buf.getvalue().encode(), file_name="rnnlab-results.csv", mime="text/csv",
+                     key=P + "csv", on_click="ignore", icon=":material/download:", disabled=not out_rows,
+                     help="the rows the filters show, one per record")
+a[2].download_button("JSON", json.dumps([r.to_dict(with_transient=False) | {"source": r.source} for r in sel_recs],
+                                        indent=1).encode(),
+                     file_name="rnnlab-results.json", mime="application/json", key=P + "json", on_click="ignore",
+                     icon=":material/download:", disabled=not sel_recs,
+                     help="the full records the filters show; importable here or with `python -m rnnlab import`")

@@ -1,0 +1,130 @@
+"""A headless Streamlit server and Chromium page for the browser tests (and for taking screenshots by hand).
+
+    with streamlit_server(store_path) as url:
+        with chromium_page() as page:
+            open_page(page, url + "/unrolling")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server(store: str | os.PathLike, *, env: dict | None = None, timeout: float = 60.0
+                     ) -> Iterator[str]:
+    """``streamlit run streamlit_app.py`` headless on a free port with ``RNNLAB_STORE=store``; yields its URL once
+    ``/_stcore/health`` answers. The server (its whole process group) is stopped on exit."""
+    port = free_port()
+    log = open(Path(store).with_suffix(".server.log"), "wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+         "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env={**os.environ, "RNNLAB_STORE": str(store), **(env or {})}, stdout=log,
+        stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {proc.returncode}; see {log.name}")
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not answer /_stcore/health within {timeout:.0f} s")
+            time.sleep(0.3)
+        yield url
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
+@contextlib.contextmanager
+def chromium_page(width: int = 1500, height: int = 1000):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            yield page
+        finally:
+            browser.close()
+
+
+def wait_idle(page, timeout: float = 60.0) -> None:
+    """Wait until the script run has finished: the app says ``notRunning`` (no "Running..."/Stop status widget)
+    for a moment, connected. A fragment rerunning every second (a run in progress) counts as running."""
+    page.wait_for_selector('[data-testid="stMain"]', timeout=timeout * 1000)
+    app = page.locator('[data-testid="stApp"]')
+    deadline = time.monotonic() + timeout
+    quiet_since = None
+    while time.monotonic() < deadline:
+        idle = (app.get_attribute("data-test-script-state") == "notRunning"
+                and app.get_attribute("data-test-connection-state") == "CONNECTED"
+                and page.locator('[data-testid="stStatusWidget"]').count() == 0)
+        if idle:
+            quiet_since = quiet_since or time.monotonic()
+            if time.monotonic() - quiet_since > 0.7:
+                return
+        else:
+            quiet_since = None
+        time.sleep(0.1)
+    raise TimeoutError(f"the app kept running for {timeout:.0f} s")
+
+
+def open_page(page, url: str, timeout: float = 60.0) -> None:
+    page.goto(url, wait_until="domcontentloaded")
+    wait_idle(page, timeout)
+
+
+def screenshot(page, name: str, *, max_height: int = 7000) -> Path:
+    """The whole page: Streamlit scrolls inside its main block, so the viewport is stretched to the content first."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    size = page.viewport_size
+    height = page.evaluate("""() => {
+        const m = document.querySelector('[data-testid="stMain"]');
+        const b = document.querySelector('[data-testid="stMainBlockContainer"]');
+        return Math.max(m ? m.scrollHeight : 0, b ? b.scrollHeight + 120 : 0, window.innerHeight);
+    }""")
+    page.set_viewport_size({"width": size["width"], "height": min(int(height), max_height)})
+    try:
+        page.wait_for_timeout(600)  # charts re-layout to the new size
+        page.screenshot(path=str(path), full_page=True)
+    finally:
+        page.set_viewport_size(size)
+    return path

@@ -1,0 +1,425 @@
+"""The Streamlit app through AppTest: every page renders, runs go through the background JobManager, the URL holds
+a view, bad input becomes a message (never a traceback), and pages that show stored results import no TensorFlow.
+
+Most tests replace ``rnnlab.api.run`` with a fake (fast); ``test_real_tiny_run`` runs real workers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from rnnlab import api, envinfo, experiments
+from rnnlab.harness.runner import Cancelled, Progress
+from rnnlab.record import Record, make_key, utc_now
+from rnnlab.store import Store
+from rnnlab.variants import BASE_VARIANTS
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "streamlit_app.py")
+EXP = experiments.get("unroll")
+SEED = {k: v for k, v in EXP.presets["seed"].items() if k != "variants"}
+PAGES = ["pages/overview.py", "pages/unrolling.py", "pages/results.py"]
+
+
+# -- records -------------------------------------------------------------------------------------------------------
+def this_env() -> dict:
+    """The env a run here records, without a probe (no GPU on the test machines: see envinfo.gpu_hint)."""
+    return envinfo.run_env(envinfo.static_env(), {"matmul_gflops": 100.0}, "CPU")
+
+
+def make_record(variant: str, params: dict, *, error: str | None = None, scale: float = 1.0) -> Record:
+    params = EXP.params.fill(params)
+    params["device"] = "cpu"
+    env = this_env()
+    key = make_key(api.spec_of("unroll", EXP.version, variant, params), envinfo.fingerprint(env))
+    i = list(BASE_VARIANTS).index(variant.replace("+xla", "")) + 1 if variant.replace("+xla", "") in BASE_VARIANTS \
+        else 1
+    metrics = {} if error else {
+        "build_s": 0.1 * i * scale, "graph_nodes": 100.0 * i, "first_call_s": 0.05 * i, "fwd_ms": 1.0 * i * scale,
+        "fwd_ms_p25": 0.9 * i * scale, "fwd_ms_p75": 1.2 * i * scale, "train_ms": 2.0 * i * scale,
+        "train_ms_p25": 1.8 * i * scale, "train_ms_p75": 2.4 * i * scale, "peak_mem_mb": 50.0 + i,
+        "max_abs_diff": 0.0, "gflops": 10.0 / i, "roofline_frac": 0.1 / i}
+    return Record(key=key, experiment="unroll", variant=variant, params=params, metrics=metrics, env=env,
+                  created_at=utc_now(), error=error)
+
+
+def seed_store(*, sweep: bool = False) -> list[Record]:
+    recs = [make_record(v, SEED) for v in BASE_VARIANTS]
+    if sweep:
+        recs += [make_record(v, {**SEED, "seq_len": n}, scale=n / 100) for v in BASE_VARIANTS
+                 for n in (25, 50, 200, 400)]
+    Store().put_many(recs)
+    return recs
+
+
+# -- a fake runner in place of rnnlab.api.run -------------------------------------------------------------------------
+class FakeRun:
+    """Stores a record per (point, variant) like api.run; ``fail`` variants get an error record; with ``block`` it
+    waits for Cancel."""
+
+    def __init__(self, *, fail: dict[str, str] | None = None, block: bool = False):
+        self.fail = fail or {}
+        self.block = block
+        self.calls = 0
+        self.started = threading.Event()
+
+    def __call__(self, plan, *, fresh=False, on_progress=None, cancel=None, store=None, **_):
+        self.calls += 1
+        store = store or Store()
+        say = on_progress or (lambda p: None)
+        out = []
+        total = plan.n_tasks
+        for pi, point in enumerate(plan.points):
+            for vi, v in enumerate(plan.variants):
+                idx = pi * len(plan.variants) + vi
+                say(Progress("unroll", v, "build", idx, total, 0.5, pi, len(plan.points)))
+                self.started.set()
+                if self.block:
+                    while not cancel.is_set():
+                        time.sleep(0.02)
+                    raise Cancelled("cancelled")
+                rec = make_record(v, {k: point[k] for k in point if k != "device"}, error=self.fail.get(v))
+                store.put(rec)
+                out.append(rec)
+                say(Progress("unroll", v, "done", idx, total, 0.6, pi, len(plan.points)))
+        return out
+
+
+@pytest.fixture(autouse=True)
+def no_run_left_behind():
+    """The JobManager is process-global (st.cache_resource): no test may leave a run going for the next."""
+    yield
+    from ui.jobs import manager
+
+    mgr = manager()
+    for job in mgr.active():
+        mgr.cancel(job.key)
+    deadline = time.monotonic() + 60
+    while mgr.active() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def app(page: str | None = None, query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    if page:
+        at.switch_page(page)
+        if query:
+            at.query_params.update(query)
+        at.run()
+    return at
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def wait_for(at: AppTest, cond, timeout: float = 30.0, every: float = 0.1) -> AppTest:
+    deadline = time.monotonic() + timeout
+    while True:
+        at.run()
+        no_errors(at)
+        if cond(at):
+            return at
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached; page said: " +
+                                 " | ".join(e.value for e in [*at.error, *at.warning, *at.info, *at.success]))
+        time.sleep(every)
+
+
+def table_variants(at: AppTest) -> list[str]:
+    for df in at.dataframe:
+        frame = df.value
+        if "variant" in frame.columns and "what runs" in frame.columns:
+            return list(frame["variant"])
+    return []
+
+
+# -- every page ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_on_an_empty_store(page):
+    at = app(page)
+    no_errors(at)
+    assert at.title, "the page has a title"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_with_records(page):
+    seed_store(sweep=True)
+    at = app(page)
+    no_errors(at)
+    assert not at.error
+
+
+def test_router_shows_environment_and_source_in_the_sidebar():
+    seed_store()
+    at = app()
+    text = " ".join(c.value for c in at.sidebar.caption)
+    assert f"TensorFlow {envinfo.static_env()['tf']}" in text and "Keras" in text
+    assert "This machine's store: 7 records" in text
+
+
+def test_overview_computes_findings_and_links_to_the_configuration():
+    at = app()
+    assert any("No results yet" in i.value and "python -m rnnlab run unroll --preset quick" in i.value for i in at.info)
+    seed_store()
+    at = app()
+    no_errors(at)
+    heads = [m.value for m in at.markdown]
+    # tf1_static is variant 1 (build 0.1 s, fwd 1 ms), tf1_dynamic variant 2 (0.2 s, 2 ms)
+    assert any("static_rnn builds **2.00x faster** and runs a forward step **2.00x faster** than dynamic_rnn at 100 "
+               "steps" in h for h in heads), heads
+    links = [p for p in at.get("page_link")]
+    assert any("Unrolling" in p.proto.label for p in links)
+
+
+# -- unrolling: stored results, URL, bad input -----------------------------------------------------------------------
+def test_unrolling_shows_stored_results_at_once_with_charts_and_downloads():
+    seed_store(sweep=True)
+    at = app("pages/unrolling.py")
+    no_errors(at)
+    assert table_variants(at) == list(BASE_VARIANTS)
+    assert at.button(key="unroll.run").disabled  # nothing to measure
+    frame = next(d.value for d in at.dataframe if "variant" in d.value.columns)
+    assert "forward vs tf1_dynamic" in frame.columns and frame.loc[0, "forward vs tf1_dynamic"] == "0.50x"
+    assert len(at.get("vega_lite_chart")) == 5 + 3  # five charts, three sweep tabs
+    assert {b.label for b in at.get("download_button")} >= {"CSV", "Markdown", "LaTeX", "PowerPoint", "PNG charts"}
+
+
+def test_unrolling_download_report_renders_every_format():
+    from rnnlab import charts, exporters, tables
+    from rnnlab.report import chart_view
+    from ui import downloads
+
+    recs = seed_store()
+    view = tables.comparison(recs, reference="tf1_dynamic", title="Unrolling: test")
+    cv = chart_view(charts.step_time(recs), "Forward step time", "cap", recs)
+    rep = downloads.make_report("rnnlab Unrolling: test", view.caption, [view], [cv], recs)
+    for fmt, _ in downloads.FORMATS:
+        name, mime = downloads.file_name(rep, fmt)
+        real_name, data, real_mime = exporters.render_bytes(rep, fmt)
+        assert data and real_mime == mime and name.endswith(real_name[real_name.rindex("."):])
+
+
+def test_unrolling_settings_round_trip_through_the_url():
+    at = app("pages/unrolling.py", {"cell": "lstm", "units": "64", "seq_len": "50", "variants": "keras,tf1_dynamic",
+                                    "ref": "keras"})
+    no_errors(at)
+    assert at.selectbox(key="unroll.cell").value == "lstm"
+    assert at.number_input(key="unroll.units").value == 64
+    assert at.number_input(key="unroll.seq_len").value == 50
+    assert at.multiselect(key="unroll.variants").value == ["tf1_dynamic", "keras"]
+    assert not at.warning
+    at.number_input(key="unroll.batch").set_value(16).run()
+    q = at.query_params
+    assert q["batch"] == "16" and q["cell"] == "lstm" and q["variants"] == "tf1_dynamic,keras"
+
+
+def test_unrolling_bad_url_values_warn_and_fall_back():
+    at = app("pages/unrolling.py", {"cell": "transformer", "units": "-5", "batch": "many", "variants": "nope,keras",
+                                    "ref": "tf1_static"})
+    no_errors(at)
+    text = " ".join(w.value for w in at.warning)
+    assert "cell='transformer'" in text and "units" in text and "batch" in text and "nope" in text
+    assert "reference 'tf1_static'" in text
+    assert at.selectbox(key="unroll.cell").value == "rnn" and at.number_input(key="unroll.units").value == 128
+    assert at.multiselect(key="unroll.variants").value == ["keras"]
+    assert at.query_params["cell"] == "rnn"  # the URL now shows what is used
+
+
+def test_unrolling_impossible_configuration_is_an_error_not_a_traceback():
+    at = app("pages/unrolling.py", {"units": "2048", "layers": "8", "batch": "4096", "seq_len": "2000",
+                                    "input_dim": "4096"})
+    no_errors(at)
+    assert any("needs an estimated" in e.value and "reduce batch" in e.value for e in at.error)
+
+
+def test_unrolling_presets_set_the_widgets():
+    at = app("pages/unrolling.py")
+    at.button(key="unroll.preset_quick").click().run()
+    quick = EXP.presets["quick"]
+    assert at.number_input(key="unroll.units").value == quick["units"]
+    assert at.number_input(key="unroll.repeats").value == quick["repeats"]
+    assert at.multiselect(key="unroll.variants").value == quick["variants"]
+    assert at.query_params["units"] == str(quick["units"])
+    at.button(key="unroll.preset_seed").click().run()
+    assert at.number_input(key="unroll.layers").value == SEED["layers"]
+    assert at.multiselect(key="unroll.variants").value == list(BASE_VARIANTS)
+
+
+def test_unrolling_no_variant_is_a_hint():
+    at = app("pages/unrolling.py")
+    at.multiselect(key="unroll.variants").set_value([]).run()
+    no_errors(at)
+    assert any("Pick at least one variant" in i.value for i in at.info)
+
+
+# -- unrolling: runs -----------------------------------------------------------------------------------------------
+def test_run_in_the_background_with_a_failed_variant(monkeypatch):
+    fake = FakeRun(fail={"tf1_static": "out of memory (limit 100 MB)"})
+    monkeypatch.setattr(api, "run", fake)
+    at = app("pages/unrolling.py", {"units": "8", "variants": "tf1_static,tf1_dynamic"})
+    assert table_variants(at) == []
+    assert "2 variants" in at.button(key="unroll.run").label
+    at.button(key="unroll.run").click().run()
+    wait_for(at, lambda a: table_variants(a) == ["tf1_static", "tf1_dynamic"])
+    frame = next(d.value for d in at.dataframe if "variant" in d.value.columns)
+    assert frame.loc[0, "error"] == "out of memory (limit 100 MB)"
+    assert fake.calls == 1
+    assert at.button(key="unroll.run").disabled  # now everything is stored (the failure too)
+
+
+def test_cancel_stops_the_run(monkeypatch):
+    fake = FakeRun(block=True)
+    monkeypatch.setattr(api, "run", fake)
+    at = app("pages/unrolling.py", {"units": "8", "variants": "tf1_dynamic"})
+    at.button(key="unroll.run").click().run()
+    assert fake.started.wait(10)
+    at.run()
+    bar = at.get("progress")
+    assert bar and "variant 1/1: tf1_dynamic" in bar[0].proto.text
+    assert at.button(key="unroll.run").disabled  # one run at a time
+    cancel = next(b for b in at.button if b.label == "Cancel run")
+    cancel.click().run()
+    wait_for(at, lambda a: any("Run cancelled" in w.value for w in a.warning))
+
+
+def test_two_sessions_share_one_run(monkeypatch):
+    fake = FakeRun(block=True)
+    monkeypatch.setattr(api, "run", fake)
+    q = {"units": "8", "variants": "tf1_dynamic"}
+    a = app("pages/unrolling.py", q)
+    b = app("pages/unrolling.py", q)
+    a.button(key="unroll.run").click().run()
+    assert fake.started.wait(10)
+    b.run()
+    assert b.get("progress") and "Measuring" in b.get("progress")[0].proto.text  # the same plan: its run
+    from ui.jobs import manager
+
+    assert len(manager().active()) == 1 and fake.calls == 1
+
+
+def test_sweep_button_runs_five_lengths(monkeypatch):
+    fake = FakeRun()
+    monkeypatch.setattr(api, "run", fake)
+    at = app("pages/unrolling.py", {"units": "8", "variants": "tf1_static,tf1_dynamic"})
+    assert "10 measurements" in at.button(key="unroll.sweep").label
+    at.button(key="unroll.sweep").click().run()
+    wait_for(at, lambda a: not a.get("progress") and len(a.tabs) == 3)  # forward / training / build vs seq_len
+    assert at.button(key="unroll.sweep").disabled
+    assert table_variants(at) == ["tf1_static", "tf1_dynamic"]  # seq_len 100 is one of the sweep's points
+
+
+def test_real_tiny_run():
+    """Through the real workers: 2 variants, units 4, seq_len 5 (a probe plus two fresh TensorFlow processes)."""
+    q = {"cell": "rnn", "layers": "1", "units": "4", "batch": "2", "seq_len": "5", "input_dim": "3",
+         "repeats": "3", "warmup": "1", "variants": "tf1_static,tf1_dynamic"}
+    at = app("pages/unrolling.py", q)
+    at.button(key="unroll.run").click().run()
+    wait_for(at, lambda a: not a.get("progress") and table_variants(a) == ["tf1_static", "tf1_dynamic"],
+             timeout=240, every=1.0)
+    frame = next(d.value for d in at.dataframe if "variant" in d.value.columns)
+    assert "error" not in frame.columns, frame.to_dict()
+    assert all(frame["forward (ms)"] != "–")
+    assert any("Run finished" in s.value for s in at.success)
+    assert len(Store().records("unroll")) >= 2
+
+
+# -- results -------------------------------------------------------------------------------------------------------
+def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    return at.file_uploader(key="results.upload").upload(name, data, "application/json").run()
+
+
+def test_results_import_a_valid_file_and_refuse_a_corrupt_one():
+    recs = [make_record(v, SEED) for v in ("tf1_static", "tf1_dynamic")]
+    at = app("pages/results.py")
+    bad = b'[{"schema": 1, "key": "nothex", "experiment": "unroll"}]'
+    _upload(at, "corrupt.json", bad)
+    no_errors(at)
+    assert any("Nothing imported" in e.value for e in at.error)
+    assert Store().count() == 0
+    _upload(at, "garbage.json", b"\x89PNG\x00\xff not text")
+    assert any("not UTF-8" in e.value for e in at.error) and Store().count() == 0
+    good = json.dumps([r.to_dict() for r in recs]).encode()
+    _upload(at, "results.json", good)
+    no_errors(at)
+    assert any("Imported 2 records" in s.value for s in at.success)
+    assert Store().count() == 2
+    at.run()  # the same file stays in the uploader: imported once, not again
+    assert Store().count() == 2
+    frame = next(d.value for d in at.dataframe)
+    assert set(frame["source"]) == {"imported"}
+
+
+def test_results_filter_delete_and_download():
+    seed_store()
+    at = app("pages/results.py")
+    frame = at.dataframe[0].value
+    assert len(frame) == 7
+    at.multiselect(key="results.variant").set_value(["tf1_static", "keras"]).run()
+    frame = at.dataframe[0].value
+    assert sorted(frame["variant"]) == ["keras", "tf1_static"]
+    key = at.dataframe[0].key
+    at.session_state[key] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert any("Delete 1 record" in m.value for m in at.markdown)
+    at.button(key="results.delete").click().run()
+    no_errors(at)
+    assert Store().count() == 6
+    assert len(at.dataframe[0].value) == 1  # the other filtered record is left, and not selected
+    assert not any("Delete 1 record" in m.value for m in at.markdown)
+    labels = {b.label for b in at.get("download_button")}
+    assert labels >= {"CSV", "JSON"}
+
+
+def test_results_text_filter_and_bad_text_are_harmless():
+    seed_store()
+    at = app("pages/results.py")
+    at.text_input(key="results.text").input("[(*").run()  # not a regex: no traceback
+    no_errors(at)
+    assert len(at.dataframe[0].value) == 0
+
+
+# -- speed and imports ---------------------------------------------------------------------------------------------
+_PROBE = textwrap.dedent("""
+    import json, sys, time
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(sys.argv[1], default_timeout=60)
+    t = time.perf_counter(); at.run(); cold = time.perf_counter() - t   # includes AppTest's own start-up
+    out = {"cold_first_run_s": cold, "pages": {}}
+    for page in sys.argv[2:] + [sys.argv[2]]:
+        at.switch_page(page)
+        t = time.perf_counter(); at.run(); dt = time.perf_counter() - t
+        out["pages"].setdefault(page, dt)                # each page's first render in this session
+        out.setdefault("exceptions", []).extend(e.value for e in at.exception)
+    out["tensorflow"] = "tensorflow" in sys.modules
+    out["keras"] = "keras" in sys.modules
+    print(json.dumps(out))
+""")
+
+
+def test_pages_render_fast_and_never_import_tensorflow(tmp_path):
+    seed_store(sweep=True)
+    script = tmp_path / "probe.py"
+    script.write_text(_PROBE)
+    pages = ["pages/unrolling.py", "pages/results.py", "pages/overview.py"]
+    res = subprocess.run([sys.executable, str(script), APP, *pages], capture_output=True, text=True, timeout=120,
+                         cwd=ROOT, env={**os.environ})
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    print("page render times (s):", {k: round(v, 3) for k, v in out["pages"].items()},
+          "cold first run:", round(out["cold_first_run_s"], 2))
+    assert not out["exceptions"]
+    assert out["tensorflow"] is False and out["keras"] is False
+    for page, dt in out["pages"].items():
+        assert dt < 1.5, f"{page} took {dt:.2f} s"

@@ -1,0 +1,63 @@
+"""Download buttons for a Report (the tables and charts a page shows), one per export format.
+
+The bytes are made when the button is clicked (a deferred callable), so a page that offers a PowerPoint or PNGs
+does not render them on every rerun.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Sequence
+
+import streamlit as st
+
+from rnnlab import exporters, report as report_mod, tables
+from rnnlab.exporters.base import slug
+from rnnlab.record import Record
+from rnnlab.views import ChartView, Report, TableView
+
+# (format, button label); json is offered by the results page as records instead
+FORMATS: tuple[tuple[str, str], ...] = (("csv", "CSV"), ("md", "Markdown"), ("tex", "LaTeX"), ("pptx", "PowerPoint"),
+                                        ("png", "PNG charts"))
+
+
+@functools.lru_cache(maxsize=1)
+def commit() -> str:
+    return report_mod.commit()
+
+
+def make_report(title: str, subtitle: str, table_views: Sequence[TableView], chart_views: Sequence[ChartView],
+                records: Sequence[Record]) -> Report:
+    prov = tables.provenance(list(records)) | {"commit": commit()}
+    return Report(title=title, subtitle=subtitle, tables=tuple(table_views), charts=tuple(chart_views),
+                  provenance=prov)
+
+
+def file_name(rep: Report, fmt: str) -> tuple[str, str]:
+    """The name and MIME type ``render_bytes`` will produce: one file, or a zip when a per-table/chart format has
+    several."""
+    ex = exporters.exporter(fmt)
+    n = len(rep.tables) if ex.per == "table" else len(rep.charts) if ex.per == "chart" else 1
+    base = slug(rep.title, "report")
+    if n == 1:
+        return base + ex.suffix, ex.mime
+    return f"{base}-{ex.name}.zip", "application/zip"
+
+
+def _render(rep: Report, fmt: str) -> bytes:
+    return exporters.render_bytes(rep, fmt)[1]
+
+
+def buttons(rep: Report, *, key: str, formats: Sequence[tuple[str, str]] = FORMATS,
+            label: str = "Download") -> None:
+    """A row of download buttons; a format the report has nothing for (PNG without charts) is disabled."""
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    if label:
+        row.caption(label)
+    for fmt, text in formats:
+        ex = exporters.exporter(fmt)
+        empty = (ex.per == "chart" and not rep.charts) or (ex.per == "table" and not rep.tables)
+        name, mime = file_name(rep, fmt)
+        row.download_button(text, data=functools.partial(_render, rep, fmt), file_name=name, mime=mime,
+                            key=f"{key}-dl-{fmt}", disabled=empty, on_click="ignore", icon=":material/download:",
+                            help=f"{ex.description}" if not empty else "no charts to export")

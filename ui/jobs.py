@@ -1,0 +1,111 @@
+"""Background runs in the app: one process-global ``JobManager``; progress, Cancel, and the outcome.
+
+A run lives outside the script run that started it (a thread of the manager, one worker process per variant), so
+it survives reruns, widget clicks and other tabs; two tabs that ask for the same plan share one run. Pages call::
+
+    if st.button("Run"):
+        jobs.start(plan, watch="unroll.")          # RnnlabError (another run going) -> st.error
+    jobs.panel(watch="unroll.", mine={plan_key})   # progress + Cancel while any run goes; its outcome once after
+"""
+
+from __future__ import annotations
+
+from typing import Collection
+
+import streamlit as st
+
+from rnnlab import api
+from rnnlab.errors import RnnlabError
+from rnnlab.format import fmt_seconds
+from rnnlab.jobs import Job, JobManager, plan_key
+from rnnlab.variants import label as variant_label
+
+__all__ = ["manager", "start", "panel", "plan_key"]
+
+
+def _run(plan, **kw):
+    # Looked up at call time, so tests can patch ``rnnlab.api.run`` with a fake.
+    return api.run(plan, **kw)
+
+
+@st.cache_resource(show_spinner=False)
+def manager() -> JobManager:
+    """The one JobManager of this server process (shared by every session and tab)."""
+    return JobManager(runner=_run, max_active=1)
+
+
+def _watch_key(watch: str) -> str:
+    return watch + "_job"
+
+
+def start(plan: api.Plan, *, watch: str, fresh: bool = False) -> Job | None:
+    """Start (or join) the run of ``plan``; the page named by ``watch`` shows its outcome when it ends."""
+    try:
+        job = manager().submit(plan, fresh=fresh)
+    except RnnlabError as e:
+        st.error(f"Cannot start the run: {e}", icon=":material/error:")
+        return None
+    st.session_state[_watch_key(watch)] = job.key
+    return job
+
+
+def describe(job: Job) -> str:
+    """"2/7 static_rnn (TF1, unrolled graph): build, 12.3 s" (with the sweep point when there are several)."""
+    pr = job.progress
+    elapsed = fmt_seconds(job.elapsed())
+    if pr is None:
+        return f"starting, {elapsed}"
+    point = f"point {pr.point + 1}/{pr.n_points}, " if pr.n_points > 1 else ""
+    return (f"{point}variant {min(pr.index + 1, pr.total)}/{pr.total}: {pr.variant} "
+            f"({variant_label(pr.variant)}), {pr.phase}; {elapsed} elapsed")
+
+
+@st.fragment(run_every=1)
+def _live(job_key: str, mine: bool) -> None:
+    job = manager().get(job_key)
+    if job is None:
+        return
+    if not job.active:
+        st.rerun(scope="app")  # the records are in the store now: redraw the page with them
+    pr = job.progress
+    who = "Measuring" if mine else "Another run is going (started from another tab or configuration)"
+    st.progress(pr.fraction if pr else 0.0, text=f"{who}: {describe(job)}")
+    cancelling = job.cancel.is_set()
+    if st.button("Cancelling…" if cancelling else "Cancel run", key=f"cancel-{job_key}", disabled=cancelling,
+                 icon=":material/stop_circle:"):
+        manager().cancel(job_key)
+        st.rerun(scope="fragment")
+
+
+def _outcome(job: Job) -> None:
+    if job.state == "done":
+        fresh = [r for r in job.records if not r.cached]
+        failed = [r for r in job.records if not r.ok]
+        msg = (f"Run finished in {fmt_seconds(job.elapsed())}: {len(fresh)} measured, "
+               f"{len(job.records) - len(fresh)} already stored")
+        if failed:
+            st.warning(msg + f", {len(failed)} failed (the table says why).", icon=":material/warning:")
+        else:
+            st.success(msg + ".", icon=":material/check_circle:")
+    elif job.state == "cancelled":
+        st.warning("Run cancelled; the variants that finished are stored and shown.", icon=":material/stop_circle:")
+    elif job.state == "failed":
+        st.error(f"The run stopped: {job.error}", icon=":material/error:")
+
+
+def panel(*, watch: str, mine: Collection[str] = ()) -> bool:
+    """Progress and Cancel of the run going on (if any); the outcome of the run this page started, once it ended.
+
+    Returns True while a run is going (pages disable their Run buttons then).
+    """
+    mgr = manager()
+    watched = st.session_state.get(_watch_key(watch))
+    if watched:
+        job = mgr.get(watched)
+        if job is not None and not job.active:
+            _outcome(job)
+            del st.session_state[_watch_key(watch)]
+    active = mgr.active()
+    for job in active:
+        _live(job.key, job.key in mine)
+    return bool(active)

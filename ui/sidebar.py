@@ -1,0 +1,60 @@
+"""The sidebar every page shares: this machine's environment and where the shown results come from.
+
+Never starts a worker or imports TensorFlow: versions come from package metadata (``envinfo.static_env``), the
+device and matmul rate from a probe only if one is already cached in the store.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from rnnlab import baseline, envinfo, lookup
+from rnnlab.errors import RnnlabError
+
+from .common import store
+
+
+def _device_line(static: dict, s) -> tuple[str, str | None]:
+    gpu_probe = lookup.cached_probe(s, "GPU") if static["gpu_hint"] else None
+    cpu_probe = lookup.cached_probe(s, "CPU")
+    gpus = (gpu_probe or {}).get("gpus") or []
+    if gpus:
+        device = f"GPU: {gpus[0]}" + (f" (+{len(gpus) - 1} more)" if len(gpus) > 1 else "")
+    elif static["gpu_hint"] and gpu_probe is None:
+        device = "CPU, or a GPU not probed yet (the first run probes it)"
+    else:
+        device = "CPU"
+    rate = (cpu_probe or {}).get("matmul_gflops")
+    return device, (f"matmul rate {float(rate):,.0f} GFLOP/s (measured here)" if rate else None)
+
+
+def render() -> None:
+    static = envinfo.static_env()
+    with st.sidebar:
+        st.markdown("**This machine**")
+        try:
+            s = store()
+            device, rate = _device_line(static, s)
+            n_local = s.count()
+        except RnnlabError as e:
+            st.error(str(e), icon=":material/error:")
+            return
+        lines = [f"Device: {device}", f"{static['cpu']}, {static['cores']} cores",
+                 f"TensorFlow {static['tf'] or 'not installed'} · Keras {static['keras'] or '–'} · "
+                 f"Python {static['python']}"]
+        if rate:
+            lines.append(rate)
+        st.caption("  \n".join(lines))
+        st.markdown("**Results shown**")
+        bundled = baseline.load()
+        parts = []
+        parts.append(f"This machine's store: {n_local} record{'s' if n_local != 1 else ''} (measured here or "
+                     "imported)")
+        if bundled:
+            machines = sorted({r.machine for r in bundled})
+            parts.append(f"Bundled (read-only): {len(bundled)} records from {'; '.join(machines)}, shown where this "
+                         "machine has none")
+        else:
+            parts.append("No bundled results in this checkout")
+        st.caption("  \n".join(parts))
+        st.caption(f"Store: `{s.path}`. Every table says which source its numbers come from.")
