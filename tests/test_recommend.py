@@ -2,6 +2,7 @@
 
 import hashlib
 import itertools
+import subprocess
 import sys
 
 import pytest
@@ -50,7 +51,6 @@ def test_picks_and_margins():
     assert "2,650" in b.text
     assert r.failed == {"tf2_unrolled": "timed out after 900 s"}
     assert "keras_cell" in r.missing and "tf1_static" not in r.missing
-    assert "tensorflow" not in sys.modules
 
 
 def test_many_steps_flip_the_build_plus_n_pick():
@@ -102,3 +102,8 @@ def test_local_beats_bundled_and_ok_beats_failed():
     only_bundled = recommend([recs[1], recs[2]])
     assert only_bundled.picks["steady_train"].variant == "tf1_static"
     assert any("baseline record" in n for n in only_bundled.notes)
+
+
+def test_imports_no_tensorflow():
+    code = "import sys, rnnlab.recommend; assert 'tensorflow' not in sys.modules and 'streamlit' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,267 @@
+"""Experiment ``knobs``: seed 000's tuning tips (section 5.3) for dynamic_rnn and static_rnn, measured.
+
+Variants (one knob changed at a time from ``dynamic_default``, which is ``tf1_dynamic`` with dynamic_rnn's own
+defaults: ``parallel_iterations=32``, ``swap_memory=False``, ``time_major=False``):
+
+- ``dynamic_pi1`` / ``dynamic_pi128``: ``parallel_iterations`` 1 and 128;
+- ``dynamic_swap``: ``swap_memory=True`` (only means anything on a GPU: activations may be swapped to host memory);
+- ``dynamic_time_major``: ``time_major=True`` (inputs fed [time, batch, features]);
+- ``static_full``: ``tf1_static``, every step unrolled;
+- ``static_first_n``: seed 000's "only unroll the first 50 steps" trick, ``first_n`` steps. The seed's own line,
+  ``tf.unstack(inputs, num=N, axis=1)`` on a longer sequence, is tried first (``seed_code_runs``; its error is kept
+  verbatim in ``details["seed_code_error"]``); then what does work is measured: ``static_rnn`` over
+  ``tf.unstack(inputs[:, :N], num=N, axis=1)``. It computes a different function: the steps after N are never seen
+  (``final_state_vs_full``), while the first N outputs are the same (``outputs_first_n_vs_full``).
+
+The dynamic variants and ``static_full`` are measured by ``rnnlab.variants.measure.run_variant`` (variants
+``tf1_dynamic`` / ``tf1_static`` with the knob set in their params), so their metrics are the unroll experiment's;
+``static_first_n`` has its own small TF1 runner timed the same way. The reference for ``max_abs_diff`` is
+``dynamic_default``; ``static_first_n`` returns no outputs to compare (its own metrics say how it differs).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import RnnlabError
+from ..params import Param, param_set
+from .base import Experiment
+from .unroll import check as _unroll_check
+
+KNOBS: dict[str, dict] = {
+    "dynamic_default": {},
+    "dynamic_pi1": {"parallel_iterations": 1},
+    "dynamic_pi128": {"parallel_iterations": 128},
+    "dynamic_swap": {"swap_memory": True},
+    "dynamic_time_major": {"time_major": True},
+}
+VARIANTS = tuple(KNOBS) + ("static_full", "static_first_n")
+LABELS = {
+    "dynamic_default": "dynamic_rnn, defaults (parallel_iterations=32, swap_memory=False, time_major=False)",
+    "dynamic_pi1": "dynamic_rnn, parallel_iterations=1",
+    "dynamic_pi128": "dynamic_rnn, parallel_iterations=128",
+    "dynamic_swap": "dynamic_rnn, swap_memory=True",
+    "dynamic_time_major": "dynamic_rnn, time_major=True",
+    "static_full": "static_rnn, every step unrolled",
+    "static_first_n": "static_rnn over tf.unstack(x[:, :N], num=N): only the first N steps",
+}
+
+METRICS_DOC = {
+    "build_s": "building the forward graph (no run), s",
+    "graph_nodes": "nodes of the forward graph plus its function library (a while_loop body counts once), count",
+    "first_call_s": "first forward run after building, s",
+    "fwd_ms": "median forward pass after warm-up, ms (fwd_ms_p25 / fwd_ms_p75: quartiles)",
+    "train_build_s": "building the training graph: loss = mean(outputs**2), gradients, Adam, s",
+    "train_first_call_s": "first training step, s",
+    "train_ms": "median training step (forward, backward, Adam), ms (train_ms_p25 / train_ms_p75: quartiles)",
+    "peak_mem_mb": "peak memory of the worker (CPU: RSS high-water mark above the TensorFlow baseline; GPU: "
+                   "TensorFlow's allocator peak), MB",
+    "ref_abs_diff": "max abs difference against the float64 NumPy reference: outputs and final states (for "
+                    "static_first_n: its first N outputs and final states against the reference run over those N "
+                    "steps)",
+    "max_abs_diff": "outputs and final states against dynamic_default (absent for static_first_n)",
+    "seed_code_runs": "static_first_n: 1 if the seed's tf.unstack(inputs, num=N, axis=1) on the full-length input "
+                      "builds and runs, else 0",
+    "final_state_vs_full": "static_first_n: max abs difference of its final states from the full sequence's final "
+                           "states (what dropping the steps after N changes)",
+    "outputs_first_n_vs_full": "static_first_n: max abs difference of its N outputs from the full run's first N "
+                               "outputs (about 0: those steps are computed the same)",
+    "steps_unrolled": "static variants: time steps in the unrolled graph, count",
+}
+
+
+def check(p: dict, variants: tuple, *, available_mb: float | None = None) -> None:
+    if "static_first_n" in variants and p["first_n"] > p["seq_len"]:
+        raise RnnlabError(f"first_n={p['first_n']} is more than seq_len={p['seq_len']}: static_first_n unrolls the "
+                          "first first_n steps of the sequence; use first_n <= seq_len")
+    _unroll_check(p, variants, available_mb=available_mb)
+
+
+SEED_000 = {"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100, "input_dim": 64, "first_n": 50}
+
+EXPERIMENT = Experiment(
+    name="knobs",
+    version=1,
+    title="Tuning knobs: parallel_iterations, swap_memory, time_major, unrolling only the first N steps",
+    summary="Seed 000's performance tips, one knob at a time against dynamic_rnn's defaults: parallel_iterations "
+            "1 / 32 / 128, swap_memory on/off, time_major on/off, and static_rnn unrolled over every step versus "
+            "only the first N (the seed's tf.unstack(inputs, num=50) trick, which computes something else): "
+            "speed and peak memory on this device.",
+    params=param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "device", "repeats", "warmup",
+                      "seed", "timeout_s"],
+                     defaults={"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100,
+                               "input_dim": 64, "repeats": 20},
+                     extra=[Param("first_n", "int", 50, "static_first_n: time steps unrolled (seed 000: 50 of 100)",
+                                  1, 2000)]),
+    variants=VARIANTS,
+    worker="rnnlab.experiments.knobs:run_variant",
+    reference="dynamic_default",
+    presets={
+        "quick": {"cell": "rnn", "units": 32, "layers": 1, "batch": 8, "seq_len": 20, "input_dim": 16,
+                  "first_n": 10, "repeats": 5, "warmup": 1,
+                  "variants": ["dynamic_default", "dynamic_pi1", "static_first_n"]},
+        "seed": dict(SEED_000),
+        "full": {**SEED_000, "cell": ["rnn", "lstm"], "seq_len": [50, 100, 200], "first_n": 50},
+    },
+    check=check,
+    metrics_doc=METRICS_DOC,
+    page="claims",
+)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# worker (TensorFlow is imported only below this line's functions, inside the worker)
+
+def _measure_params(params: dict, **knob) -> dict:
+    """The unroll variants' params: float32, full lengths, dynamic_rnn defaults, then the knob."""
+    p = {k: v for k, v in params.items() if k != "first_n"}
+    p.update(dtype="float32", lengths="full", time_major=False, parallel_iterations=32, swap_memory=False)
+    p.update(knob)
+    return p
+
+
+def run_variant(params: dict, variant: str, ctx) -> dict:
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+    from ..errors import VariantUnsupported
+    from ..variants import measure
+
+    if variant in KNOBS:
+        out = measure.run_variant(_measure_params(params, **KNOBS[variant]), "tf1_dynamic", ctx)
+        out["details"].update(knob=KNOBS[variant] or "defaults", label=LABELS[variant])
+        return out
+    if variant == "static_full":
+        out = measure.run_variant(_measure_params(params), "tf1_static", ctx)
+        out["metrics"]["steps_unrolled"] = float(params["seq_len"])
+        out["details"].update(label=LABELS[variant])
+        return out
+    if variant == "static_first_n":
+        return _run_first_n(params, ctx)
+    raise VariantUnsupported(f"unknown knobs variant {variant!r}; known: {', '.join(VARIANTS)}")
+
+
+def _seed_line(params: dict, n: int) -> dict:
+    """Seed 000's line as written: tf.unstack(inputs, num=N, axis=1) on the full-length input, in a v1 graph."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    b, t, d = params["batch"], params["seq_len"], params["input_dim"]
+    data = np.zeros((b, t, d), np.float32)
+    res = {"seed_code": f"inputs = tf.unstack(inputs, num={n}, axis=1)  # inputs: [{b}, {t}, {d}]"}
+    for key, shape in (("known_time", [b, t, d]), ("unknown_time", [b, None, d])):
+        g = tf.Graph()
+        try:
+            with g.as_default():
+                x = v1.placeholder(tf.float32, shape)
+                steps = tf.unstack(x, num=n, axis=1)
+                with v1.Session(graph=g) as sess:
+                    sess.run(steps[-1], {x: data})
+            res[key] = None
+        except Exception as e:  # the finding: TensorFlow's own message
+            res[key] = f"{type(e).__name__}: {measure_first_line(e)}"
+    return res
+
+
+def measure_first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if lines and lines[0].startswith("Graph execution error") and len(lines) > 1:
+        # the runtime error's message is after the traceback of where the op was created
+        msg = [ln for ln in lines if "Error" in ln or "must" in ln or "Expected" in ln or "Input" in ln]
+        return (msg[-1] if msg else lines[-1])[:300]
+    return (lines[0] if lines else type(e).__name__)[:300]
+
+
+def _run_first_n(params: dict, ctx) -> dict:
+    import tensorflow as tf
+
+    from ..harness.stats import time_once, time_steps
+    from ..variants.flops import forward_flops
+    from ..variants.measure import count_nodes
+    from ..variants.numpy_ref import as_outputs, forward as ref_forward
+    from ..variants.tf1 import TF1Runner, _cell_classes, _per_layer_states, v1
+    from ..variants.weights import Problem
+
+    n = int(params["first_n"])
+    pb = Problem(_measure_params(params))
+    if n > pb.seq_len:
+        from ..errors import VariantUnsupported
+
+        raise VariantUnsupported(f"first_n={n} is more than seq_len={pb.seq_len}")
+
+    class FirstNRunner(TF1Runner):
+        """TF1Runner's static graph over ``tf.unstack(x[:, :n], num=n, axis=1)``; x keeps its full length."""
+
+        def _build(self, train: bool) -> dict:
+            classes, multi = _cell_classes()
+            g = {"graph": tf.Graph()}
+            with g["graph"].as_default(), tf.device(self.ctx.tf_device):
+                g["x"] = v1.get_variable("inputs", shape=pb.x_feed.shape, dtype=tf.float32, trainable=False,
+                                         initializer=v1.zeros_initializer())
+                g["cells"] = [classes[pb.cell](pb.units) for _ in range(pb.layers)]
+                cell = multi(g["cells"]) if pb.layers > 1 else g["cells"][0]
+                steps = tf.unstack(g["x"][:, :n], num=n, axis=1)
+                outs, state = v1.nn.static_rnn(cell, steps, dtype=tf.float32)
+                g["outputs"] = tf.stack(outs, axis=1)
+                g["states"] = _per_layer_states(pb.cell, state, pb.layers)
+                if train:
+                    g["loss"] = tf.reduce_mean(tf.square(g["outputs"]))
+                    g["train_op"] = v1.train.AdamOptimizer(1e-3).minimize(g["loss"])
+                g["init"] = v1.global_variables_initializer()
+                g["loads"] = []
+                for var in [g["x"]] + [w for c in g["cells"] for w in c.weights]:
+                    ph = v1.placeholder(var.dtype.base_dtype, var.shape)
+                    g["loads"].append((var, ph, var.assign(ph, read_value=False)))
+            return g
+
+    ctx.phase("seed_code")
+    seed = _seed_line(params, n)
+    repeats, warmup, clock = int(params.get("repeats", 30)), int(params.get("warmup", 3)), ctx.clock
+    runner = FirstNRunner(pb, "tf1_static", ctx)
+    runner.details["kernel"] = f"generic (TF1 cells, unrolled graph of the first {n} of {pb.seq_len} steps)"
+    m: dict[str, float] = {}
+    try:
+        with tf.device(ctx.tf_device):
+            ctx.phase("build")
+            m["build_s"], _ = time_once(runner.build_forward, clock)
+            top, fns = count_nodes(runner.forward_graph_def())
+            m["graph_nodes"] = float(top + fns)
+            runner.start()
+            ctx.phase("first_call")
+            m["first_call_s"], raw = time_once(runner.forward, clock)
+            outputs = runner.result(raw)
+            ctx.phase("forward")
+            t = time_steps(runner.forward, repeats, warmup, clock)
+            m.update(fwd_ms=t.median_ms, fwd_ms_p25=t.p25_ms, fwd_ms_p75=t.p75_ms)
+            ctx.phase("train")
+            m["train_build_s"], _ = time_once(runner.build_train, clock)
+            runner.start_train()
+            m["train_first_call_s"], _ = time_once(runner.train, clock)
+            t = time_steps(runner.train, repeats, warmup, clock)
+            m.update(train_ms=t.median_ms, train_ms_p25=t.p25_ms, train_ms_p75=t.p75_ms)
+    finally:
+        runner.close()
+
+    full = as_outputs(*ref_forward(pb.cell, pb.weights, pb.x))
+    first = as_outputs(*ref_forward(pb.cell, pb.weights, pb.x[:, :n]))
+    states = [k for k in full if k.startswith("state_")]
+    m["ref_abs_diff"] = float(max(np.max(np.abs(outputs[k].astype(np.float64) - first[k])) for k in first))
+    m["final_state_vs_full"] = float(max(np.max(np.abs(outputs[k].astype(np.float64) - full[k])) for k in states))
+    m["outputs_first_n_vs_full"] = float(np.max(np.abs(outputs["outputs"].astype(np.float64)
+                                                       - full["outputs"][:, :n])))
+    m["seed_code_runs"] = float(seed["known_time"] is None and seed["unknown_time"] is None)
+    m["steps_unrolled"] = float(n)
+    details = {
+        "label": LABELS["static_first_n"], "first_n": n, "seq_len": pb.seq_len,
+        "seed_code": seed["seed_code"],
+        "seed_code_error": seed["known_time"],
+        "seed_code_error_unknown_time": seed["unknown_time"],
+        "what_runs": f"static_rnn(cell, tf.unstack(inputs[:, :{n}], num={n}, axis=1))",
+        "note": f"computes the RNN over the first {n} of {pb.seq_len} steps only: a different model, not a cheaper "
+                "way to compute the same one",
+        "fwd_flops": forward_flops(pb.cell, pb.layers, pb.units, pb.input_dim, pb.batch, n),
+        "device": ctx.device, "graph_nodes_top": top, "graph_nodes_functions": fns,
+        "repeats": repeats, "warmup": warmup, **runner.details,
+    }
+    return {"metrics": m, "details": details}

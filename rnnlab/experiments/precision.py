@@ -1,0 +1,336 @@
+"""Experiment ``precision``: float32, mixed_float16 and bfloat16 for the Keras layers and the TF1 dynamic_rnn path.
+
+Variants are ``<path>_<dtype>``:
+
+- ``keras_*`` / ``keras_cell_*``: the unroll experiment's ``keras`` / ``keras_cell`` runners
+  (``rnnlab.variants.measure``) with the Keras 3 dtype policy ``dtype`` on every layer (float32 variables,
+  computation in float16 / bfloat16; Adam wrapped in ``LossScaleOptimizer`` under mixed_float16).
+- ``tf1_dynamic_float32``: the unroll experiment's ``tf1_dynamic``.
+- ``tf1_dynamic_mixed_float16`` / ``tf1_dynamic_bfloat16``: rnnlab's own cast-based TF1 path, since
+  ``measure.run_variant`` builds float32 TF1 graphs only: float32 variables behind a ``variable_scope`` custom
+  getter that casts them to the compute dtype, inputs cast, ``dynamic_rnn(dtype=compute)``, outputs cast back to
+  float32; training with a float32 loss, a fixed loss scale of 1024 under float16, and ``AdamOptimizer`` on the
+  float32 variables (the TF1 recipe for mixed precision).
+- ``tf1_dynamic_policy``: seed 000 (6.3) as written: ``tf.keras.mixed_precision.set_global_policy("mixed_float16")``
+  and then an ordinary float32 ``dynamic_rnn``. Timed like ``tf1_dynamic``; the graph is searched for the dtypes its
+  matmuls run in (``policy_float16_matmuls`` / ``policy_float32_matmuls``), which says whether the policy did
+  anything.
+
+Every variant gets the canonical weights and inputs of ``rnnlab.variants.weights``, so ``max_abs_diff`` (against the
+reference ``keras_float32``) is the numeric drift against float32 on identical weights and inputs; ``ref_abs_diff``
+is against the float64 NumPy reference. Each record says in ``details["dtype_note"]`` whether the dtype is fast,
+slow or unsupported on this device, backed by ``matmul_vs_float32`` (a 512 x 512 matmul in the compute dtype
+against float32, measured in the same worker). A dtype a path cannot run is an error record whose reason says so.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ..params import param_set
+from .base import Experiment
+
+DTYPES = ("float32", "mixed_float16", "bfloat16")
+PATHS = ("keras", "keras_cell", "tf1_dynamic")
+VARIANTS = tuple(f"{p}_{d}" for p in PATHS for d in DTYPES) + ("tf1_dynamic_policy",)
+COMPUTE = {"float32": "float32", "mixed_float16": "float16", "bfloat16": "bfloat16"}
+LOSS_SCALE = 1024.0  # tf1_dynamic_mixed_float16's fixed loss scale
+
+
+def split(variant: str) -> tuple[str, str]:
+    """``"keras_cell_bfloat16"`` -> ``("keras_cell", "bfloat16")``; ``tf1_dynamic_policy`` -> (tf1_dynamic, policy)."""
+    if variant == "tf1_dynamic_policy":
+        return "tf1_dynamic", "policy"
+    for d in DTYPES:
+        if variant.endswith("_" + d):
+            return variant[: -len(d) - 1], d
+    raise ValueError(variant)
+
+
+METRICS_DOC = {
+    "build_s": "building (TF1) or tracing (Keras) the forward pass, s",
+    "graph_nodes": "nodes of the forward graph and its function library, count",
+    "first_call_s": "first forward run, s",
+    "fwd_ms": "median forward pass after warm-up, ms (fwd_ms_p25 / fwd_ms_p75: quartiles)",
+    "train_build_s": "building the training step, s",
+    "train_first_call_s": "first training step, s",
+    "train_ms": "median training step (forward, backward, Adam; loss scaling under float16), ms "
+                "(train_ms_p25 / train_ms_p75: quartiles)",
+    "peak_mem_mb": "peak memory of the worker (CPU: RSS high-water mark above the TensorFlow baseline), MB",
+    "ref_abs_diff": "max abs difference of outputs and final states (cast to float32) against the float64 NumPy "
+                    "reference",
+    "max_abs_diff": "numeric drift: max abs difference of outputs and final states against keras_float32 on the same "
+                    "weights and inputs",
+    "matmul_gflops": "a 512 x 512 matmul in the variant's compute dtype on this device, best of 5, GFLOP/s",
+    "matmul_vs_float32": "that rate over float32's (below 1: this dtype's matmuls are slower than float32 here)",
+    "policy_runs": "tf1_dynamic_policy: 1 if dynamic_rnn builds and runs under the mixed_float16 global policy",
+    "policy_float16_matmuls": "tf1_dynamic_policy: MatMul ops computing in float16 in that graph (with its function "
+                              "library), count",
+    "policy_float32_matmuls": "tf1_dynamic_policy: MatMul ops computing in float32 there, count",
+}
+
+SEED_000 = {"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100, "input_dim": 64}
+
+EXPERIMENT = Experiment(
+    name="precision",
+    version=1,
+    title="Mixed precision: float32, mixed_float16, bfloat16",
+    summary="The same RNN in float32, mixed_float16 and bfloat16 through the Keras 3 layers, keras RNN(cell) and "
+            "TF1 dynamic_rnn (cast-based), plus seed 000's 'set a global mixed_float16 policy and dynamic_rnn "
+            "supports it automatically': speed, memory, and numeric drift against float32 on identical weights.",
+    params=param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "device", "repeats", "warmup",
+                      "seed", "timeout_s"],
+                     defaults={"cell": "lstm", "units": 128, "layers": 1, "batch": 32, "seq_len": 100,
+                               "input_dim": 64, "repeats": 20}),
+    variants=VARIANTS,
+    worker="rnnlab.experiments.precision:run_variant",
+    reference="keras_float32",
+    presets={
+        "quick": {"cell": "lstm", "units": 32, "layers": 1, "batch": 8, "seq_len": 20, "input_dim": 16,
+                  "repeats": 5, "warmup": 1,
+                  "variants": ["keras_float32", "keras_mixed_float16", "keras_bfloat16", "tf1_dynamic_policy"]},
+        "seed": dict(SEED_000),
+        "full": {"cell": ["rnn", "lstm", "gru"], "units": 128, "layers": 1, "batch": 32, "seq_len": [50, 100],
+                 "input_dim": 64},
+    },
+    metrics_doc=METRICS_DOC,
+    page="claims",
+)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# worker
+
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def _matmul_rate(dtype: str, device: str, n: int = 512, repeats: int = 5) -> float:
+    import tensorflow as tf
+
+    with tf.device(device):
+        a = tf.cast(tf.random.stateless_uniform((n, n), seed=(1, 2)), dtype)
+        b = tf.cast(tf.random.stateless_uniform((n, n), seed=(3, 4)), dtype)
+        f = tf.function(lambda x, y: tf.reduce_sum(tf.cast(tf.matmul(x, y), tf.float32)))
+        f(a, b).numpy()
+        best = float("inf")
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            f(a, b).numpy()
+            best = min(best, time.perf_counter() - t0)
+    return 2.0 * n**3 / best / 1e9
+
+
+def dtype_note(dtype: str, device: str, ratio: float | None, flags: set[str]) -> str:
+    """Plain words: is ``dtype`` fast, slow or unsupported here (``ratio``: its matmul rate over float32's)."""
+    if dtype == "float32":
+        return f"float32: the native dtype on this {device}."
+    comp = COMPUTE[dtype]
+    rate = "" if ratio is None else f" Measured here: {comp} matmuls at {ratio:.2f}x float32's rate."
+    if device == "GPU":
+        return (f"{dtype}: computes in {comp} on the GPU; fast with Tensor Cores (NVIDIA compute capability >= 7.0 "
+                f"for float16, >= 8.0 for bfloat16).{rate}")
+    native = {"float16": ("avx512_fp16", "amx_fp16"), "bfloat16": ("avx512_bf16", "amx_bf16")}[comp]
+    has = [f for f in native if f in flags]
+    hw = (f"this CPU has {', '.join(has)}" if has else
+          f"this CPU has no native {comp} arithmetic ({' / '.join(native)} absent)")
+    slow = ratio is not None and ratio < 0.8
+    verdict = (f"{dtype} is SLOW here: {comp} is converted to and from float32 around the arithmetic, so it only "
+               "adds work" if slow else f"{dtype} is not slower than float32 at matmul here")
+    use = (" mixed_float16 pays off on NVIDIA GPUs with compute capability >= 7.0, not on a CPU."
+           if dtype == "mixed_float16" else " bfloat16 pays off on CPUs with AMX/AVX512-BF16, TPUs and recent GPUs.")
+    return f"{verdict}; {hw}.{rate}{use}"
+
+
+def run_variant(params: dict, variant: str, ctx) -> dict:
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+    from ..errors import VariantUnsupported
+
+    if variant not in VARIANTS:
+        raise VariantUnsupported(f"unknown precision variant {variant!r}; known: {', '.join(VARIANTS)}")
+    path, dtype = split(variant)
+    p = {**params, "lengths": "full", "time_major": False, "parallel_iterations": 32, "swap_memory": False,
+         "dtype": "float32" if dtype == "policy" else dtype}
+
+    ctx.phase("matmul")
+    flags = _cpu_flags()
+    compute = "float16" if dtype == "policy" else COMPUTE[dtype]
+    f32 = _matmul_rate("float32", ctx.tf_device)
+    try:
+        rate = f32 if compute == "float32" else _matmul_rate(compute, ctx.tf_device)
+    except Exception as e:  # a device without that matmul kernel
+        rate = None
+        rate_error = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}"
+    else:
+        rate_error = None
+    ratio = None if rate is None else rate / f32
+    note = dtype_note("mixed_float16" if dtype == "policy" else dtype, ctx.device, ratio, flags)
+    if rate_error:
+        note += f" A plain {compute} matmul is unsupported on this device: {rate_error}."
+
+    try:
+        if dtype == "policy":
+            out = _run_policy(p, ctx)
+        elif path in ("keras", "keras_cell") or dtype == "float32":
+            from ..variants import measure
+
+            out = measure.run_variant(p, path, ctx)
+        else:
+            out = _run_tf1_cast(p, dtype, ctx)
+    except VariantUnsupported:
+        raise
+    except Exception as e:
+        line = str(e).strip().splitlines()[0][:240] if str(e).strip() else ""
+        raise VariantUnsupported(f"{dtype} is unsupported for {path} on this {ctx.device}: "
+                                 f"{type(e).__name__}: {line}") from None
+    m = out["metrics"]
+    if rate is not None:
+        m.update(matmul_gflops=rate, matmul_vs_float32=ratio)
+    out["details"].update(dtype=dtype, path=path, compute_dtype=compute, dtype_note=note,
+                          cpu_flags_checked=sorted(f for f in flags if "bf16" in f or "fp16" in f))
+    return out
+
+
+def _run_policy(p: dict, ctx) -> dict:
+    """Seed 000 6.3: set tf.keras's global policy to mixed_float16, then build an ordinary dynamic_rnn."""
+    import tensorflow as tf
+
+    from ..variants import measure
+
+    v1 = tf.compat.v1
+    mp = tf.keras.mixed_precision
+    mp.set_global_policy("mixed_float16")
+    try:
+        ctx.phase("policy_graph")
+        info: dict = {"policy_keras": getattr(tf.keras, "__name__", "tf.keras"),
+                      "policy_code": 'tf.keras.mixed_precision.set_global_policy("mixed_float16")'}
+        metrics: dict = {}
+        g = tf.Graph()
+        try:
+            with g.as_default():
+                x = v1.placeholder(tf.float32, [p["batch"], p["seq_len"], p["input_dim"]])
+                cls = {"rnn": v1.nn.rnn_cell.BasicRNNCell, "lstm": v1.nn.rnn_cell.BasicLSTMCell,
+                       "gru": v1.nn.rnn_cell.GRUCell}[p["cell"]]
+                cells = [cls(p["units"]) for _ in range(p["layers"])]
+                cell = v1.nn.rnn_cell.MultiRNNCell(cells) if p["layers"] > 1 else cells[0]
+                outputs, _ = v1.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+                gd = g.as_graph_def()
+                kinds = [n.attr["T"].type for n in gd.node if n.op in ("MatMul", "BatchMatMulV2")]
+                kinds += [n.attr["T"].type for f in gd.library.function for n in f.node_def
+                          if n.op in ("MatMul", "BatchMatMulV2")]
+                metrics["policy_float16_matmuls"] = float(sum(k == tf.float16.as_datatype_enum for k in kinds))
+                metrics["policy_float32_matmuls"] = float(sum(k == tf.float32.as_datatype_enum for k in kinds))
+                info["policy_output_dtype"] = outputs.dtype.name
+                info["policy_variable_dtypes"] = sorted({w.dtype.base_dtype.name for c in cells for w in c.weights})
+                with v1.Session(graph=g) as sess:
+                    sess.run(v1.global_variables_initializer())
+                    sess.run(outputs, {x: np.zeros(x.shape, np.float32)})
+            metrics["policy_runs"] = 1.0
+        except Exception as e:
+            metrics["policy_runs"] = 0.0
+            info["policy_error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ''}"
+        if metrics["policy_runs"]:
+            out = measure.run_variant(p, "tf1_dynamic", ctx)  # timed with the policy still set, as the seed has it
+        else:
+            out = {"metrics": {}, "details": {}}
+        out["metrics"].update(metrics)
+        out["details"].update(info)
+        out["details"]["policy_finding"] = (
+            "the policy applies to Keras layers; dynamic_rnn's TF1 cells ignored it and computed in float32"
+            if metrics.get("policy_runs") and not metrics.get("policy_float16_matmuls") else
+            "dynamic_rnn computed in float16 under the policy" if metrics.get("policy_runs") else
+            "dynamic_rnn did not run under the policy")
+        return out
+    finally:
+        mp.set_global_policy("float32")
+
+
+def _run_tf1_cast(p: dict, dtype: str, ctx) -> dict:
+    """TF1 dynamic_rnn computing in float16/bfloat16 on float32 variables (custom getter), timed like measure."""
+    import tensorflow as tf
+
+    from ..harness.stats import time_once, time_steps
+    from ..variants.flops import forward_flops
+    from ..variants.measure import count_nodes
+    from ..variants.numpy_ref import as_outputs, forward as ref_forward
+    from ..variants.tf1 import TF1Runner, _cell_classes, _per_layer_states, v1
+    from ..variants.weights import Problem
+
+    pb = Problem({**p, "dtype": "float32"})
+    comp = tf.as_dtype(COMPUTE[dtype])
+    scale = LOSS_SCALE if dtype == "mixed_float16" else 1.0
+
+    def cast_getter(getter, name, shape=None, dtype=None, *args, **kw):  # TF passes ``getter=`` by name
+        var = getter(name, shape, tf.float32, *args, **kw)  # master weights stay float32
+        return tf.cast(var, comp) if dtype == comp else var
+
+    class CastRunner(TF1Runner):
+        def _build(self, train: bool) -> dict:
+            classes, multi = _cell_classes()
+            g = {"graph": tf.Graph()}
+            with g["graph"].as_default(), tf.device(self.ctx.tf_device):
+                g["x"] = v1.get_variable("inputs", shape=pb.x_feed.shape, dtype=tf.float32, trainable=False,
+                                         initializer=v1.zeros_initializer())
+                with v1.variable_scope("rnn_cast", custom_getter=cast_getter):
+                    g["cells"] = [classes[pb.cell](pb.units, dtype=comp) for _ in range(pb.layers)]
+                    cell = multi(g["cells"]) if pb.layers > 1 else g["cells"][0]
+                    out, state = v1.nn.dynamic_rnn(cell, tf.cast(g["x"], comp), dtype=comp,
+                                                   parallel_iterations=pb.parallel_iterations)
+                g["outputs"] = tf.cast(out, tf.float32)
+                g["states"] = [{k: tf.cast(t, tf.float32) for k, t in st.items()}
+                               for st in _per_layer_states(pb.cell, state, pb.layers)]
+                weights = [v for v in v1.trainable_variables() if v.name.startswith("rnn_cast/")]
+                if train:
+                    g["loss"] = tf.reduce_mean(tf.square(g["outputs"]))
+                    opt = v1.train.AdamOptimizer(1e-3)
+                    grads = opt.compute_gradients(g["loss"] * scale, var_list=weights)
+                    g["train_op"] = opt.apply_gradients([(gr / scale, v) for gr, v in grads])
+                g["init"] = v1.global_variables_initializer()
+                g["loads"] = []
+                for var in [g["x"]] + weights:
+                    ph = v1.placeholder(var.dtype.base_dtype, var.shape)
+                    g["loads"].append((var, ph, var.assign(ph, read_value=False)))
+            return g
+
+    runner = CastRunner(pb, "tf1_dynamic", ctx)
+    runner.details.update(kernel=f"generic (TF1 cells computing in {comp.name} on float32 variables, while_loop)",
+                          loss_scale=scale)
+    repeats, warmup, clock = int(p.get("repeats", 30)), int(p.get("warmup", 3)), ctx.clock
+    m: dict[str, float] = {}
+    try:
+        with tf.device(ctx.tf_device):
+            ctx.phase("build")
+            m["build_s"], _ = time_once(runner.build_forward, clock)
+            top, fns = count_nodes(runner.forward_graph_def())
+            m["graph_nodes"] = float(top + fns)
+            runner.start()
+            ctx.phase("first_call")
+            m["first_call_s"], raw = time_once(runner.forward, clock)
+            outputs = runner.result(raw)
+            ctx.phase("forward")
+            t = time_steps(runner.forward, repeats, warmup, clock)
+            m.update(fwd_ms=t.median_ms, fwd_ms_p25=t.p25_ms, fwd_ms_p75=t.p75_ms)
+            ctx.phase("train")
+            m["train_build_s"], _ = time_once(runner.build_train, clock)
+            runner.start_train()
+            m["train_first_call_s"], _ = time_once(runner.train, clock)
+            t = time_steps(runner.train, repeats, warmup, clock)
+            m.update(train_ms=t.median_ms, train_ms_p25=t.p25_ms, train_ms_p75=t.p75_ms)
+    finally:
+        runner.close()
+    ref = as_outputs(*ref_forward(pb.cell, pb.weights, pb.x))
+    m["ref_abs_diff"] = float(max(np.max(np.abs(outputs[k].astype(np.float64) - ref[k])) for k in ref))
+    details = {"fwd_flops": forward_flops(pb.cell, pb.layers, pb.units, pb.input_dim, pb.batch, pb.seq_len),
+               "device": ctx.device, "graph_nodes_top": top, "graph_nodes_functions": fns, "repeats": repeats,
+               "warmup": warmup, **runner.details}
+    return {"metrics": m, "details": details, "outputs": outputs}

@@ -1,0 +1,153 @@
+"""knobs, precision and training: each worker run in-process at tiny sizes (TensorFlow in this process)."""
+
+import os
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # TF1 cells: before any TensorFlow import
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from rnnlab import api, experiments  # noqa: E402
+from rnnlab.errors import RnnlabError, VariantUnsupported  # noqa: E402
+from rnnlab.harness.context import WorkerContext  # noqa: E402
+
+TINY = {"cell": "rnn", "units": 8, "layers": 2, "batch": 3, "seq_len": 6, "input_dim": 5, "repeats": 2, "warmup": 0}
+
+
+def params(exp, **kw):
+    return experiments.get(exp).params.fill(kw)
+
+
+# -- knobs -------------------------------------------------------------------------------------------------------
+
+def test_knobs_registered_and_planned():
+    exp = experiments.get("knobs")
+    assert exp.reference == "dynamic_default" and exp.page == "claims"
+    assert set(exp.presets) == {"quick", "seed", "full"} and len(exp.presets["quick"]["variants"]) <= 4
+    assert api.plan("knobs", preset="quick", available_mb=10_000).n_tasks == 3
+    with pytest.raises(RnnlabError, match="first_n"):
+        api.plan("knobs", overrides={"seq_len": 10, "first_n": 20}, variants=["static_first_n"], available_mb=10_000)
+
+
+def test_knobs_dynamic_variants_carry_their_knob():
+    from rnnlab.experiments import knobs
+
+    p = params("knobs", **TINY, first_n=4)
+    ref = knobs.run_variant(p, "dynamic_default", WorkerContext())
+    for v, key, val in (("dynamic_pi1", "parallel_iterations", 1), ("dynamic_time_major", "time_major", True),
+                        ("dynamic_swap", "swap_memory", True)):
+        out = knobs.run_variant(p, v, WorkerContext())
+        assert out["details"][key] == val
+        assert out["metrics"]["ref_abs_diff"] < 1e-5
+        for k in ref["outputs"]:
+            np.testing.assert_allclose(out["outputs"][k], ref["outputs"][k], atol=1e-5)
+    assert ref["details"]["parallel_iterations"] == 32 and ref["details"]["swap_memory"] is False
+    for m in ("build_s", "fwd_ms", "train_ms", "graph_nodes"):
+        assert ref["metrics"][m] > 0
+
+
+def test_knobs_static_first_n():
+    from rnnlab.experiments import knobs
+
+    p = params("knobs", **TINY, first_n=4)
+    out = knobs.run_variant(p, "static_first_n", WorkerContext())
+    m, d = out["metrics"], out["details"]
+    assert m["seed_code_runs"] == 0.0  # tf.unstack(x, num=4) on 6 steps refuses
+    assert "Dimension must be 4 but is 6" in d["seed_code_error"]
+    assert d["seed_code_error_unknown_time"]  # and fails at run time when the time axis is unknown
+    assert m["ref_abs_diff"] < 1e-5 and m["outputs_first_n_vs_full"] < 1e-5  # the first 4 steps: same numbers
+    assert m["final_state_vs_full"] > 1e-3  # the final state is not the full sequence's
+    assert m["steps_unrolled"] == 4 and "outputs" not in out
+    full = knobs.run_variant(p, "static_full", WorkerContext())
+    assert full["metrics"]["graph_nodes"] > m["graph_nodes"]
+    # first_n == seq_len: the seed's line runs
+    same = knobs.run_variant(params("knobs", **TINY, first_n=6), "static_first_n", WorkerContext())
+    assert same["metrics"]["seed_code_runs"] == 1.0 and same["metrics"]["final_state_vs_full"] < 1e-5
+    with pytest.raises(VariantUnsupported):
+        knobs.run_variant(p, "nope", WorkerContext())
+
+
+# -- precision ---------------------------------------------------------------------------------------------------
+
+def test_precision_keras_and_tf1_cast():
+    from rnnlab.experiments import precision
+
+    p = params("precision", **{**TINY, "cell": "lstm", "layers": 1})
+    f32 = precision.run_variant(p, "keras_float32", WorkerContext())
+    assert f32["metrics"]["ref_abs_diff"] < 1e-5 and f32["metrics"]["matmul_vs_float32"] == pytest.approx(1.0)
+    assert "native" in f32["details"]["dtype_note"]
+    for v in ("keras_bfloat16", "tf1_dynamic_mixed_float16", "tf1_dynamic_bfloat16"):
+        out = precision.run_variant(p, v, WorkerContext())
+        m = out["metrics"]
+        drift = max(np.max(np.abs(out["outputs"][k] - f32["outputs"][k])) for k in f32["outputs"])
+        assert 1e-5 < drift < 0.1, v  # reduced precision: visible drift, still the same function
+        assert 1e-5 < m["ref_abs_diff"] < 0.1
+        assert m["train_ms"] > 0 and m["matmul_gflops"] > 0
+        assert out["details"]["dtype_note"] and out["details"]["compute_dtype"] in ("float16", "bfloat16")
+    assert precision.split("keras_cell_mixed_float16") == ("keras_cell", "mixed_float16")
+
+
+def test_precision_policy_is_ignored_by_dynamic_rnn():
+    import tensorflow as tf
+
+    from rnnlab.experiments import precision
+
+    p = params("precision", **{**TINY, "cell": "gru", "layers": 1})
+    out = precision.run_variant(p, "tf1_dynamic_policy", WorkerContext())
+    m, d = out["metrics"], out["details"]
+    assert m["policy_runs"] == 1.0
+    assert m["policy_float16_matmuls"] == 0 and m["policy_float32_matmuls"] > 0
+    assert d["policy_output_dtype"] == "float32" and "ignored" in d["policy_finding"]
+    assert m["ref_abs_diff"] < 1e-5
+    assert tf.keras.mixed_precision.global_policy().name == "float32"  # restored
+
+
+def test_dtype_note_says_slow():
+    from rnnlab.experiments.precision import dtype_note
+
+    assert "SLOW" in dtype_note("bfloat16", "CPU", 0.2, set())
+    assert "avx512_bf16" in dtype_note("bfloat16", "CPU", 1.5, {"avx512_bf16"})
+    assert "GPU" in dtype_note("mixed_float16", "GPU", 4.0, set())
+
+
+# -- training ----------------------------------------------------------------------------------------------------
+
+def test_training_same_start_same_path():
+    from rnnlab.experiments import training
+
+    p = params("training", cell="lstm", units=8, batch=64, epochs=2, dataset="digits", lr=0.02, target_acc=0.2)
+    outs = {v: training.run_variant(p, v, WorkerContext())
+            for v in ("tf1_dynamic", "tf1_static", "tf2_while", "keras", "keras_cell")}
+    ref = outs["tf1_dynamic"]
+    d = ref["details"]
+    assert d["dataset"]["name"] == "digits" and d["dataset"]["steps"] == 8 and d["dataset"]["features"] == 8
+    assert len(d["acc_curve"]) == 2 and ref["metrics"]["steps_per_epoch"] == 1437 // 64
+    for v, out in outs.items():
+        m = out["metrics"]
+        assert m["initial_acc"] == pytest.approx(ref["metrics"]["initial_acc"]), v  # the same initial weights
+        assert m["initial_loss"] == pytest.approx(ref["metrics"]["initial_loss"], abs=1e-5), v
+        assert abs(m["final_acc"] - ref["metrics"]["final_acc"]) <= 0.02, v  # the same path, up to rounding
+        assert np.max(np.abs(out["outputs"]["test_probs"] - ref["outputs"]["test_probs"])) < 1e-2, v
+        assert m["epoch_s"] > 0 and m["build_s"] > 0
+    assert ref["metrics"]["final_acc"] > ref["metrics"]["initial_acc"]
+    assert "time_to_target_s" in ref["metrics"] and ref["metrics"]["epochs_to_target"] >= 1
+
+
+def test_training_eager_and_tf2_unrolled_gru():
+    from rnnlab.experiments import training
+
+    p = params("training", cell="gru", units=4, batch=256, epochs=1, dataset="digits", target_acc=1.0)
+    a = training.run_variant(p, "keras_eager", WorkerContext())
+    b = training.run_variant(p, "tf2_unrolled", WorkerContext())
+    assert a["metrics"]["build_s"] == 0.0
+    assert "time_to_target_s" not in a["metrics"]  # never reached: absent, not zero
+    assert np.max(np.abs(a["outputs"]["test_probs"] - b["outputs"]["test_probs"])) < 1e-3
+
+
+def test_training_refuses_missing_mnist(monkeypatch, tmp_path):
+    from rnnlab.experiments import training
+
+    monkeypatch.setattr(training, "MNIST_PATH", tmp_path / "mnist.npz")
+    with pytest.raises(RnnlabError, match="never downloads"):
+        api.plan("training", overrides={"dataset": "mnist"})
+    assert training.load_data({"dataset": "auto", "seed": 0})["name"] == "digits"
