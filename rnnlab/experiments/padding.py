@@ -294,7 +294,8 @@ EXPERIMENT = Experiment(
     reference=None,
     presets={
         "quick": {"cell": "lstm", "units": 16, "batch": 16, "seq_len": 20, "input_dim": 8, "lengths": "uniform:2-20",
-                  "n_sequences": 48, "buckets": 2, "repeats": 2, "warmup": 0},
+                  "n_sequences": 48, "buckets": 2, "repeats": 2, "warmup": 0,
+                  "variants": ["pad_global", "bucket", "static_fixed", "dynamic_bucket"]},
         # Seed 001 names one size, "the largest input is 50 and the others are shorter": lengths uniform 1-50.
         "seed": {"cell": "lstm", "units": 128, "batch": 32, "seq_len": 50, "input_dim": 16, "lengths": "uniform:1-50",
                  "n_sequences": 1024, "buckets": 4, "repeats": 3, "warmup": 1},

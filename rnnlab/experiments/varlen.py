@@ -197,7 +197,9 @@ EXPERIMENT = Experiment(
     worker="rnnlab.experiments.varlen:run_variant",
     reference="tf1_dynamic",
     presets={
-        "quick": {"cell": "lstm", "units": 8, "batch": 4, "seq_len": 8, "input_dim": 4, "lengths": "rows:8/5/2/1"},
+        # CI: one variant per behaviour (each variant is a fresh worker); the tests run all of them in process.
+        "quick": {"cell": "lstm", "units": 8, "batch": 4, "seq_len": 8, "input_dim": 4, "lengths": "rows:8/5/2/1",
+                  "variants": ["tf1_dynamic", "tf1_static", "keras_mask_arg", "keras_nolen"]},
         # Seed 001's example: the longest input is 50 steps and the others are shorter.
         "seed": {"cell": "lstm", "units": 32, "batch": 4, "seq_len": 50, "input_dim": 16,
                  "lengths": "rows:50/35/20/5"},
