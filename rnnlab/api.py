@@ -186,7 +186,8 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
             prog("queued")
             with tempfile.TemporaryDirectory(prefix="rnnlab-") as tmp:
                 task = {"kind": "variant", "worker": exp.worker, "variant": v, "params": params,
-                        "device": run_env["device"], "outputs_path": os.path.join(tmp, "out.npz")}
+                        "device": run_env["device"], "outputs_path": os.path.join(tmp, "out.npz"),
+                        "preload": list(exp.preload)}
                 msg = _runner.run_task(task, launcher=launcher, timeout_s=params.get("timeout_s", 900),
                                        mem_limit_mb=limit, on_phase=prog, cancel=cancel, clock=clock)
                 arrays = None

@@ -31,8 +31,8 @@ def setup_arguments(sub) -> None:
 class ProgressBar:
     """A progress line on stderr: redrawn in place on a terminal, one line per change otherwise."""
 
-    def __init__(self, stream=sys.stderr, width: int = 24):
-        self.stream, self.width = stream, width
+    def __init__(self, stream=None, width: int = 24):
+        self.stream, self.width = stream or sys.stderr, width
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self._last = None
         self._lock = threading.Lock()

@@ -38,6 +38,8 @@ class Experiment:
     check: Callable[[dict, tuple], None] | None = None  # raises RnnlabError for impossible configs (memory...)
     metrics_doc: Mapping[str, str] = field(default_factory=dict)  # experiment-specific metric names
     page: str = ""  # url_path of the app page that shows it
+    # imported by the worker before its memory baseline is taken, so peak_mem_mb is the variant's own
+    preload: tuple[str, ...] = ("tensorflow", "keras")
 
     def __post_init__(self):
         if not self.default_variants:

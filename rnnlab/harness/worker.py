@@ -54,8 +54,7 @@ def run_task(task: dict, send) -> None:
     device = task.get("device", "CPU")
     _prepare_env(device)
     send({"type": "phase", "phase": "import"})
-    import tensorflow as tf  # noqa: F401  (baseline memory includes TensorFlow and Keras)
-    import keras  # noqa: F401
+    import importlib
 
     if task["kind"] == "probe":
         from .probe import probe
@@ -63,14 +62,16 @@ def run_task(task: dict, send) -> None:
         send({"type": "result", "probe": probe(device)})
         return
 
-    import importlib
-
     import numpy as np
+
+    for name in task.get("preload", ("tensorflow", "keras")):
+        importlib.import_module(name)  # the memory baseline includes TensorFlow and Keras
+    tf = sys.modules.get("tensorflow")
 
     module_name, _, fn_name = task["worker"].partition(":")
     fn = getattr(importlib.import_module(module_name), fn_name)
     ctx = WorkerContext(device=device, on_phase=lambda p: send({"type": "phase", "phase": p}))
-    gpu = device == "GPU"
+    gpu = device == "GPU" and tf is not None
     if gpu:
         tf.config.experimental.reset_memory_stats("GPU:0")
     base_mb = _rss_hwm_mb()
