@@ -67,6 +67,20 @@ def test_cpu_speed_holds_and_does_not_hold():
     assert verdict("s000_cpu_speed", mixed).status == "depends"
 
 
+def test_overlapping_quartiles_are_no_win_and_no_loss():
+    def q(v, m, lo, hi):
+        return {m: v, f"{m}_p25": lo, f"{m}_p75": hi}
+
+    wide = [unroll("tf1_static", **q(482.0, "fwd_ms", 300.0, 600.0), **q(1400.0, "train_ms", 1300.0, 1500.0)),
+            unroll("tf1_dynamic", **q(387.0, "fwd_ms", 350.0, 450.0), **q(1100.0, "train_ms", 1000.0, 1200.0))]
+    v = verdict("s000_cpu_speed", wide)
+    assert v.status == "depends" and "within the noise" in v.measured
+    assert "holds for the train step but not for the forward" in v.why
+    slower = [unroll("tf1_static", **q(100.0, "fwd_ms", 80.0, 130.0), **q(100.0, "train_ms", 80.0, 130.0)),
+              unroll("tf1_dynamic", **q(125.0, "fwd_ms", 110.0, 140.0), **q(125.0, "train_ms", 110.0, 140.0))]
+    assert verdict("s001_dynamic_not_slower", slower).status == "holds"  # 25% slower, but within the spread
+
+
 def test_seed_configuration_preferred_over_other_configurations():
     small = {**SEED_000, "layers": 1, "seq_len": 20}
     recs = [unroll("tf1_static", fwd_ms=482.0, train_ms=1400.0), unroll("tf1_dynamic", fwd_ms=387.0, train_ms=1100.0),
@@ -77,7 +91,7 @@ def test_seed_configuration_preferred_over_other_configurations():
     assert "holds in 0 of 1" in v.measured
     # without the seed's configuration, the other one is judged and said to be another configuration
     v2 = verdict("s000_cpu_speed", recs[2:])
-    assert v2.status == "does not hold" and "not the seed's configuration" in v2.measured
+    assert v2.status == "does not hold" and "not the seed configuration" in v2.measured
 
 
 def test_gpu_claim_not_measurable_on_cpu_only_and_judged_with_gpu_records():

@@ -106,6 +106,7 @@ def test_dtype_note_says_slow():
     from rnnlab.experiments.precision import dtype_note
 
     assert "SLOW" in dtype_note("bfloat16", "CPU", 0.2, set())
+    assert "FASTER" in dtype_note("bfloat16", "CPU", 2.5, {"amx_bf16"})
     assert "avx512_bf16" in dtype_note("bfloat16", "CPU", 1.5, {"avx512_bf16"})
     assert "GPU" in dtype_note("mixed_float16", "GPU", 4.0, set())
 

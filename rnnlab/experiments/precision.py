@@ -144,12 +144,19 @@ def dtype_note(dtype: str, device: str, ratio: float | None, flags: set[str]) ->
     has = [f for f in native if f in flags]
     hw = (f"this CPU has {', '.join(has)}" if has else
           f"this CPU has no native {comp} arithmetic ({' / '.join(native)} absent)")
-    slow = ratio is not None and ratio < 0.8
-    verdict = (f"{dtype} is SLOW here: {comp} is converted to and from float32 around the arithmetic, so it only "
-               "adds work" if slow else f"{dtype} is not slower than float32 at matmul here")
-    use = (" mixed_float16 pays off on NVIDIA GPUs with compute capability >= 7.0, not on a CPU."
-           if dtype == "mixed_float16" else " bfloat16 pays off on CPUs with AMX/AVX512-BF16, TPUs and recent GPUs.")
-    return f"{verdict}; {hw}.{rate}{use}"
+    if ratio is None:
+        speed = f"{dtype}: {comp} matmul could not be timed here"
+    elif ratio < 0.8:
+        speed = (f"{dtype} is SLOW here: {comp} matmuls run at {ratio:.2f}x float32's rate (converted to and from "
+                 "float32 around the arithmetic, they only add work)")
+    elif ratio < 1.2:
+        speed = f"{dtype} is about as fast as float32 at matmul here ({ratio:.2f}x float32's rate)"
+    else:
+        speed = f"{dtype} is FASTER than float32 at matmul here ({ratio:.2f}x float32's rate)"
+    where = (" mixed_float16 is made for NVIDIA GPUs with compute capability >= 7.0 (Tensor Cores)."
+             if dtype == "mixed_float16" else " bfloat16 is made for CPUs with AMX / AVX512-BF16, TPUs and recent GPUs.")
+    return (f"{speed}; {hw}.{where} At RNN sizes casts and elementwise ops weigh as much as the matmuls: compare "
+            "fwd_ms / train_ms with the float32 variant.")
 
 
 def run_variant(params: dict, variant: str, ctx) -> dict:
