@@ -115,6 +115,7 @@ EXPERIMENT = Experiment(
     check=check,
     metrics_doc=METRICS_DOC,
     page="claims",
+    preload=("tensorflow", "keras", "sklearn.datasets"),  # scikit-learn (the digits) is not the variant's memory
 )
 
 
