@@ -152,3 +152,22 @@ def test_training_refuses_missing_mnist(monkeypatch, tmp_path):
     with pytest.raises(RnnlabError, match="never downloads"):
         api.plan("training", overrides={"dataset": "mnist"})
     assert training.load_data({"dataset": "auto", "seed": 0})["name"] == "digits"
+
+
+def test_training_summary_is_pure_words():
+    from rnnlab.experiments.training import summarize
+    from rnnlab.record import Record
+
+    def r(v, acc, epoch_s, curve, **m):
+        return Record(key=str(len(v)).rjust(64, "0"), experiment="training", variant=v, params={"target_acc": 0.7},
+                      metrics={"final_acc": acc, "epoch_s": epoch_s, "initial_acc": 0.1, **m}, env={},
+                      created_at="2024-01-01T00:00:00Z", details={"acc_curve": curve})
+
+    same = [r("tf1_dynamic", 0.8, 1.0, [0.5, 0.8], time_to_target_s=3.0),
+            r("keras", 0.8, 0.5, [0.5, 0.8], max_abs_diff=1e-6, time_to_target_s=2.0)]
+    text = summarize(same)
+    assert "same test accuracy, 80.0%" in text and "identical per-epoch curves" in text
+    assert "keras in 2 s" in text and "2.0x" in text
+    diff = [r("tf1_dynamic", 0.8, 1.0, [0.5, 0.8]), r("keras", 0.75, 0.5, [0.5, 0.75])]
+    assert "ranges from 75.0% (keras) to 80.0% (tf1_dynamic)" in summarize(diff)
+    assert "No training records" in summarize([])

@@ -91,7 +91,7 @@ EXPERIMENT = Experiment(
     presets={
         "quick": {"cell": "lstm", "units": 32, "layers": 1, "batch": 8, "seq_len": 20, "input_dim": 16,
                   "repeats": 5, "warmup": 1,
-                  "variants": ["keras_float32", "keras_mixed_float16", "keras_bfloat16", "tf1_dynamic_policy"]},
+                  "variants": ["keras_float32", "keras_mixed_float16", "tf1_dynamic_policy"]},
         "seed": dict(SEED_000),
         "full": {"cell": ["rnn", "lstm", "gru"], "units": 128, "layers": 1, "batch": 32, "seq_len": [50, 100],
                  "input_dim": 64},
