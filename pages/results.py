@@ -30,9 +30,9 @@ with st.expander("Import a results file", icon=":material/upload_file:"):
         if up.file_id not in done:  # import once per uploaded file, not on every rerun
             try:
                 n = api.import_file(up.getvalue(), name=up.name, store=ui.store())
-                done[up.file_id] = ("ok", f"Imported {n} record{'s' if n != 1 else ''} from {up.name}.")
+                done[up.file_id] = ("ok", f"Imported {n} record{'s' if n != 1 else ''} from {ui.md_escape(up.name)}.")
             except RnnlabError as e:
-                done[up.file_id] = ("error", f"Nothing imported: {e}. Check that it is an rnnlab results file "
+                done[up.file_id] = ("error", f"Nothing imported: {ui.md_escape(e)}. Check that it is an rnnlab results file "
                                              "(JSON or JSONL written by `python -m rnnlab results --format json`).")
         kind, msg = done[up.file_id]
         (st.success if kind == "ok" else st.error)(msg, icon=":material/check_circle:" if kind == "ok"

@@ -31,6 +31,17 @@ sync = ui.UrlSync(P, experiment="unroll", names=UNROLL_CONTROLS, defaults=SEED, 
                   extra_defaults={"ref": DEFAULT_REF}, allowed_variants=list(V.VARIANTS))
 
 
+def cli_command(values: dict, variants: list[str]) -> str:
+    """The same measurement from a terminal, as short as the presets allow."""
+    for name, (preset, _) in PRESETS.items():
+        if values == preset:
+            cli_variants = list(EXP.presets[name].get("variants") or EXP.default_variants)
+            extra = "" if variants == cli_variants else f" --variants {','.join(variants)}"
+            return f"python -m rnnlab run unroll --preset {name}{extra}"
+    sets = " ".join(f"--set {k}={v}" for k, v in values.items() if v != _defaults[k])
+    return f"python -m rnnlab run unroll {sets} --variants {','.join(variants)}".replace("  ", " ")
+
+
 def _preset(name: str) -> None:  # on_click: runs before the script, so it may set the widgets
     values, variants = PRESETS[name]
     sync.set_widgets(values, variants, {"ref": DEFAULT_REF if DEFAULT_REF in variants else variants[0]})
@@ -75,7 +86,7 @@ chosen = [v for v in V.VARIANTS if v in st.session_state[P + "variants"]]  # can
 ref = st.session_state.get(P + "ref") or DEFAULT_REF
 if chosen and ref not in chosen:
     if sync.extra.get("ref") == ref and ref != DEFAULT_REF:
-        st.warning(f"URL: reference {ref!r} is not among the chosen variants; using "
+        st.warning(f"URL: reference {ui.md_escape(repr(ref))} is not among the chosen variants; using "
                    f"{DEFAULT_REF if DEFAULT_REF in chosen else chosen[0]}", icon=":material/link_off:")
     ref = DEFAULT_REF if DEFAULT_REF in chosen else chosen[0]
     st.session_state[P + "ref"] = ref
@@ -97,9 +108,12 @@ try:
 except RnnlabError as e:
     sweep_problem = str(e)
 
-store = ui.store()
-records = ui.records("unroll")
-env = lookup.known_env(store, values["device"])
+records = None
+with ui.guard("Reading the stored results"):
+    records = ui.records("unroll")
+    env = lookup.known_env(ui.store(), values["device"])
+if records is None:
+    st.stop()
 fp = envinfo.fingerprint(env) if env else None
 point = plan.points[0]
 sel = lookup.pick(records, point, plan.variants, fingerprint=fp, experiment="unroll")
@@ -138,9 +152,10 @@ for metric, name in (("fwd_ms", "forward step"), ("train_ms", "training step"), 
 # -- results -------------------------------------------------------------------------------------------------------
 shown = [sel.shown[v] for v in plan.variants if v in sel.shown]
 st.header("Comparison", divider="gray")
-if not shown:
-    ui.how_to_get(f"python -m rnnlab run unroll --set {' --set '.join(f'{k}={v}' for k, v in values.items())}"
-                  f" --variants {','.join(plan.variants)}")
+if not shown and busy:
+    st.info("Measuring: the table and charts appear here when the run ends.", icon=":material/hourglass_top:")
+elif not shown:
+    ui.how_to_get(cli_command(values, list(plan.variants)), page="unrolling", button="Run", here=True)
     st.caption(f"Configuration: {fmt_params(point)}.")
 else:
     options = [r.variant for r in shown]

@@ -21,6 +21,7 @@ from . import format as fmt
 from .lookup import SOURCE_RANK
 from .record import Record
 from .tables import group_by_config, source_note
+from .variants import VARIANTS
 
 # The unrolling page's controls: what a finding's link sets (the rest of the params keep their defaults)
 UNROLL_CONTROLS = ("cell", "layers", "units", "batch", "seq_len", "input_dim", "dtype", "repeats", "warmup", "device")
@@ -129,8 +130,6 @@ def _neg(ts: str) -> tuple:
 def unroll_query(params: Mapping, variants: Sequence[str], *, ref: str | None = None,
                  extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The unrolling page's query parameters for a configuration (see ``rnnlab.urlstate``)."""
-    from .variants import VARIANTS
-
     variants = sorted(dict.fromkeys(variants), key=lambda v: list(VARIANTS).index(v) if v in VARIANTS else 99)
     values = {k: params[k] for k in UNROLL_CONTROLS if k in params}
     if values.get("device") in ("cpu", "gpu"):

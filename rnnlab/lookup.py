@@ -18,6 +18,7 @@ from .record import Record, canonical_json
 from .store import Store
 
 SOURCE_RANK = {"local": 0, "imported": 1, "baseline": 2}
+NOT_KEYED = ("timeout_s",)  # as in api.spec_of: a limit, not part of what is measured
 
 
 def cached_probe(store: Store, device: str) -> dict | None:
@@ -62,7 +63,7 @@ def known_env(store: Store, requested: str = "auto") -> dict | None:
 
 def same_config(a: Mapping[str, Any], b: Mapping[str, Any], *, ignore: Iterable[str] = ()) -> bool:
     """Params equal, except ``ignore`` and a requested ``device`` of ``auto`` (records hold the resolved one)."""
-    skip = set(ignore)
+    skip = set(ignore) | set(NOT_KEYED)
     if a.get("device") == "auto" or b.get("device") == "auto":
         skip.add("device")
     keys = (set(a) | set(b)) - skip
@@ -109,11 +110,12 @@ def pick(records: Sequence[Record], params: Mapping[str, Any], variants: Sequenc
         b = best(cands, fingerprint)
         if b is not None:
             shown[v] = b
+        # what api.run would serve: not bundled, not a crash/time-out it would try again, this environment
+        served = [r for r in cands if r.source != "baseline" and not r.details.get("transient")]
         if fingerprint is None:
-            have = any(r.source != "baseline" for r in cands)
+            have = bool(served)
         else:
-            have = any(r.source != "baseline" and envinfo.fingerprint(dict(r.env)) == dict(fingerprint)
-                       for r in cands)
+            have = any(envinfo.fingerprint(dict(r.env)) == dict(fingerprint) for r in served)
         if not have:
             missing.append(v)
     return Selection(shown=shown, missing=tuple(missing))

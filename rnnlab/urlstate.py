@@ -82,12 +82,11 @@ def decode(query: Mapping[str, Any], *, experiment: str, names: Iterable[str], d
         asked = [v.strip() for v in _one(query[VARIANTS_KEY]).split(",") if v.strip()]
         unknown = [v for v in asked if v not in allowed]
         good = [v for v in allowed if v in asked]  # the canonical order, whatever the URL's
-        if unknown:
-            problems.append(f"URL: unknown variant(s) {', '.join(unknown)} ignored; known: {', '.join(allowed)}")
         if good:
             variants = good
-        else:
-            problems.append("URL: no known variant given; using the default variants")
+        if unknown or not good:
+            what = f"unknown variant(s) {', '.join(repr(v) for v in unknown)}" if unknown else "no variant given"
+            problems.append(f"URL: {what}; " + ("ignored" if good else "using the default variants"))
     extra = {k: _one(query[k]) for k in extra_keys if k in query}
     present = any(k in query for k in [*names, VARIANTS_KEY, *extra_keys])
     return Decoded(values=values, variants=variants, extra=extra, problems=problems, present=present)

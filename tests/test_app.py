@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -120,6 +121,11 @@ def app(page: str | None = None, query: dict | None = None) -> AppTest:
     return at
 
 
+def plain(text: str) -> str:
+    """Alert text as the reader sees it (the app escapes Markdown in messages quoting user input)."""
+    return re.sub(r"\\(.)", r"\1", text)
+
+
 def no_errors(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
@@ -183,6 +189,32 @@ def test_overview_computes_findings_and_links_to_the_configuration():
     assert any("Unrolling" in p.proto.label for p in links)
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_a_store_from_a_newer_rnnlab_is_an_error_on_every_page(page):
+    import sqlite3
+
+    path = os.environ["RNNLAB_STORE"]
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA application_id=1919839852")  # rnnlab's
+    con.execute("PRAGMA user_version=99")
+    con.execute("CREATE TABLE records (key TEXT)")
+    con.commit()
+    con.close()
+    at = app(page)
+    no_errors(at)
+    assert any("newer rnnlab" in plain(e.value) for e in [*at.error, *at.sidebar.error])
+
+
+def test_a_corrupt_store_file_is_moved_aside_with_a_warning():
+    Path(os.environ["RNNLAB_STORE"]).write_bytes(b"this is not sqlite" * 100)
+    at = app()
+    no_errors(at)
+    assert any("moved it to" in plain(w.value) for w in [*at.warning, *at.sidebar.warning])  # once per session
+    at.switch_page("pages/results.py").run()
+    no_errors(at)
+    assert not at.warning and not at.sidebar.warning
+
+
 # -- unrolling: stored results, URL, bad input -----------------------------------------------------------------------
 def test_unrolling_shows_stored_results_at_once_with_charts_and_downloads():
     seed_store(sweep=True)
@@ -229,7 +261,7 @@ def test_unrolling_bad_url_values_warn_and_fall_back():
     at = app("pages/unrolling.py", {"cell": "transformer", "units": "-5", "batch": "many", "variants": "nope,keras",
                                     "ref": "tf1_static"})
     no_errors(at)
-    text = " ".join(w.value for w in at.warning)
+    text = plain(" ".join(w.value for w in at.warning))
     assert "cell='transformer'" in text and "units" in text and "batch" in text and "nope" in text
     assert "reference 'tf1_static'" in text
     assert at.selectbox(key="unroll.cell").value == "rnn" and at.number_input(key="unroll.units").value == 128
@@ -241,7 +273,8 @@ def test_unrolling_impossible_configuration_is_an_error_not_a_traceback():
     at = app("pages/unrolling.py", {"units": "2048", "layers": "8", "batch": "4096", "seq_len": "2000",
                                     "input_dim": "4096"})
     no_errors(at)
-    assert any("needs an estimated" in e.value and "reduce batch" in e.value for e in at.error)
+    assert any("needs an estimated" in plain(e.value) and "reduce batch, seq_len" in plain(e.value)
+               for e in at.error)
 
 
 def test_unrolling_presets_set_the_widgets():
@@ -320,6 +353,17 @@ def test_sweep_button_runs_five_lengths(monkeypatch):
     assert table_variants(at) == ["tf1_static", "tf1_dynamic"]  # seq_len 100 is one of the sweep's points
 
 
+def test_hosted_mode_caps_a_run_with_a_message(monkeypatch):
+    fake = FakeRun()
+    monkeypatch.setattr(api, "run", fake)
+    monkeypatch.setenv("RNNLAB_HOSTED", "1")
+    at = app("pages/unrolling.py", {"units": "512", "variants": "tf1_dynamic"})
+    at.button(key="unroll.run").click().run()
+    no_errors(at)
+    assert any("hosted demo caps" in plain(e.value) and "units=512" in plain(e.value) for e in at.error)
+    assert fake.calls == 0
+
+
 def test_real_tiny_run():
     """Through the real workers: 2 variants, units 4, seq_len 5 (a probe plus two fresh TensorFlow processes)."""
     q = {"cell": "rnn", "layers": "1", "units": "4", "batch": "2", "seq_len": "5", "input_dim": "3",
@@ -349,7 +393,7 @@ def test_results_import_a_valid_file_and_refuse_a_corrupt_one():
     assert any("Nothing imported" in e.value for e in at.error)
     assert Store().count() == 0
     _upload(at, "garbage.json", b"\x89PNG\x00\xff not text")
-    assert any("not UTF-8" in e.value for e in at.error) and Store().count() == 0
+    assert any("not UTF-8" in plain(e.value) for e in at.error) and Store().count() == 0
     good = json.dumps([r.to_dict() for r in recs]).encode()
     _upload(at, "results.json", good)
     no_errors(at)

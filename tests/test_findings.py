@@ -141,6 +141,14 @@ def test_pick_prefers_this_environment_and_lists_missing():
     assert lookup.pick(recs, other, ["tf1_static"], fingerprint=fp).shown == {}
 
 
+def test_pick_treats_a_transient_failure_as_missing_and_ignores_the_time_limit():
+    fp = envinfo.fingerprint(ENV)
+    crashed = rec("keras", error="worker killed: out of memory").with_(details={"transient": True})
+    point = experiments.get("unroll").params.fill({**SEED, "timeout_s": 60})
+    sel = lookup.pick([crashed, rec("tf1_static", fwd_ms=1.0)], point, ["keras", "tf1_static"], fingerprint=fp)
+    assert sel.shown["keras"].error and sel.missing == ("keras",)  # shown with its reason, but run again
+
+
 def test_sweep_points_one_per_variant_and_length():
     recs = [rec("tf1_static", fwd_ms=float(n), params={"seq_len": n}) for n in (25, 50, 100)]
     recs.append(rec("tf1_static", fwd_ms=1.0, params={"seq_len": 25, "units": 7}))

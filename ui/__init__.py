@@ -11,5 +11,5 @@ A page is a short script in ``pages/`` registered in ``ui/nav.py``; it uses:
 """
 
 from . import downloads, jobs, nav  # noqa: F401
-from .common import comparison_frame, guard, how_to_get, page_link, records, store, table  # noqa: F401
+from .common import comparison_frame, guard, md_escape, how_to_get, page_link, records, store, table  # noqa: F401
 from .urlsync import UrlSync  # noqa: F401

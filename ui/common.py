@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Iterator
 
 import streamlit as st
@@ -16,6 +17,14 @@ from rnnlab.views import TableView, to_frame
 from . import nav
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md_escape(text: object) -> str:
+    """Text from a URL, a file or an error, shown literally inside Markdown (no links, images, emphasis)."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
 @contextlib.contextmanager
 def guard(what: str = "") -> Iterator[None]:
     """``with guard("Run"):`` -- an RnnlabError (the user's mistake) becomes st.error and the page goes on.
@@ -25,7 +34,7 @@ def guard(what: str = "") -> Iterator[None]:
     try:
         yield
     except RnnlabError as e:
-        st.error(f"{what}: {e}" if what else str(e), icon=":material/error:")
+        st.error(md_escape(f"{what}: {e}" if what else e), icon=":material/error:")
 
 
 @st.cache_resource(show_spinner=False)
@@ -88,9 +97,9 @@ def page_link(url_path: str, label: str, *, query: dict | None = None, icon: str
     return True
 
 
-def how_to_get(cli: str, *, page: str | None = None, button: str = "Run") -> None:
-    """Where no record exists: the CLI command, and the page's button."""
+def how_to_get(cli: str, *, page: str | None = None, button: str = "Run", here: bool = False) -> None:
+    """Where no record exists: the CLI command, and the button (``here``: on this page, above)."""
     text = f"Not measured yet. In a terminal: `{cli}`"
     if page and nav.page_file(page):
-        text += f", or press **{button}** on the {nav.title(page)} page."
+        text += f", or press **{button}**" + (" above." if here else f" on the {nav.title(page)} page.")
     st.info(text, icon=":material/info:")

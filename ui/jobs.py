@@ -14,11 +14,13 @@ from typing import Collection
 
 import streamlit as st
 
-from rnnlab import api
+from rnnlab import api, hosted
 from rnnlab.errors import RnnlabError
 from rnnlab.format import fmt_seconds
 from rnnlab.jobs import Job, JobManager, plan_key
 from rnnlab.variants import label as variant_label
+
+from .common import md_escape
 
 __all__ = ["manager", "start", "panel", "plan_key"]
 
@@ -38,12 +40,25 @@ def _watch_key(watch: str) -> str:
     return watch + "_job"
 
 
+def hosted_mode() -> bool:
+    """``RNNLAB_HOSTED=1`` or ``hosted = true`` in the app's secrets: visitors' runs are capped (rnnlab.hosted)."""
+    flag = None
+    try:
+        flag = st.secrets.get("hosted")
+    except Exception:  # no secrets file: that is the usual local case
+        flag = None
+    return hosted.enabled(flag)
+
+
 def start(plan: api.Plan, *, watch: str, fresh: bool = False) -> Job | None:
     """Start (or join) the run of ``plan``; the page named by ``watch`` shows its outcome when it ends."""
     try:
+        if hosted_mode():
+            force = hosted.check(plan)  # RnnlabError over the caps; the per-variant time limit otherwise
+            plan = api.Plan(plan.experiment, tuple({**p, **force} for p in plan.points), plan.variants)
         job = manager().submit(plan, fresh=fresh)
     except RnnlabError as e:
-        st.error(f"Cannot start the run: {e}", icon=":material/error:")
+        st.error(md_escape(f"Cannot start the run: {e}"), icon=":material/error:")
         return None
     st.session_state[_watch_key(watch)] = job.key
     return job
@@ -53,8 +68,8 @@ def describe(job: Job) -> str:
     """"2/7 static_rnn (TF1, unrolled graph): build, 12.3 s" (with the sweep point when there are several)."""
     pr = job.progress
     elapsed = fmt_seconds(job.elapsed())
-    if pr is None:
-        return f"starting, {elapsed}"
+    if pr is None:  # before the first variant: the first run on a machine also measures its matmul rate
+        return f"preparing (a first run here also measures this machine's matmul rate), {elapsed}"
     point = f"point {pr.point + 1}/{pr.n_points}, " if pr.n_points > 1 else ""
     return (f"{point}variant {min(pr.index + 1, pr.total)}/{pr.total}: {pr.variant} "
             f"({variant_label(pr.variant)}), {pr.phase}; {elapsed} elapsed")
@@ -90,7 +105,7 @@ def _outcome(job: Job) -> None:
     elif job.state == "cancelled":
         st.warning("Run cancelled; the variants that finished are stored and shown.", icon=":material/stop_circle:")
     elif job.state == "failed":
-        st.error(f"The run stopped: {job.error}", icon=":material/error:")
+        st.error(md_escape(f"The run stopped: {job.error}"), icon=":material/error:")
 
 
 def panel(*, watch: str, mine: Collection[str] = ()) -> bool:
@@ -106,6 +121,7 @@ def panel(*, watch: str, mine: Collection[str] = ()) -> bool:
             _outcome(job)
             del st.session_state[_watch_key(watch)]
     active = mgr.active()
+    mine = set(mine) | ({watched} if watched else set())
     for job in active:
         _live(job.key, job.key in mine)
     return bool(active)

@@ -19,6 +19,8 @@ import streamlit as st
 
 from rnnlab import urlstate
 
+from .common import md_escape
+
 
 class UrlSync:
     def __init__(self, prefix: str, *, experiment: str, names: Sequence[str], defaults: Mapping[str, Any],
@@ -82,8 +84,9 @@ class UrlSync:
         extra = {**self.extra_defaults, **d.extra}
         self.set_widgets(d.values, d.variants, extra)
         self.extra = extra
-        for p in d.problems:
-            st.warning(p, icon=":material/link_off:")
+        if d.problems:
+            st.warning("This link holds settings that cannot be used; the defaults replace them:\n"
+                       + "\n".join(f"- {md_escape(p.removeprefix('URL: '))}" for p in d.problems), icon=":material/link_off:")
         return d.problems
 
     def write(self, values: Mapping[str, Any], variants: Sequence[str], extra: Mapping[str, Any] | None = None
