@@ -118,13 +118,19 @@ def _cfg_key(r: Record, ignore: Sequence[str] = ()) -> tuple:
     return (tuple(sorted((k, repr(v)) for k, v in _cfg(r, ignore).items())), _device(r))
 
 
+def _preferred(records: list[Record]) -> list[Record]:
+    """This machine's records first, then imported, then bundled; newest first within each."""
+    out = sorted(records, key=lambda r: r.created_at, reverse=True)
+    return sorted(out, key=lambda r: _SOURCE_RANK.get(r.source, 3))
+
+
 def _ok(records: Sequence[Record], experiment: str, variant: str | None = None, metric: str | None = None):
-    return [r for r in records if r.experiment == experiment and r.ok and (variant is None or r.variant == variant)
-            and (metric is None or metric in r.metrics)]
+    return _preferred([r for r in records if r.experiment == experiment and r.ok
+                       and (variant is None or r.variant == variant) and (metric is None or metric in r.metrics)])
 
 
 def _any(records: Sequence[Record], experiment: str, variant: str | None = None):
-    return [r for r in records if r.experiment == experiment and (variant is None or r.variant == variant)]
+    return _preferred([r for r in records if r.experiment == experiment and (variant is None or r.variant == variant)])
 
 
 def _matches(params: Mapping, cfg: Mapping | None) -> bool:
@@ -226,13 +232,16 @@ class _Pair:
 
 def _pairs(records: Sequence[Record], experiment: str, a: str, b: str, *, device: str = "any",
            metric: str | None = None, ignore: Sequence[str] = ()) -> list[_Pair]:
-    """Records of variants ``a`` and ``b`` measured at the same configuration and device."""
+    """Records of variants ``a`` and ``b`` measured at the same configuration and device on the same machine; where
+    this machine has the pair, other machines' (bundled, imported) pairs of that configuration are left out."""
     by: dict[tuple, dict[str, Record]] = {}
     for r in _ok(records, experiment, metric=metric):
         if r.variant in (a, b) and _device_ok(r, device):
-            by.setdefault(_cfg_key(r, ignore), {})[r.variant] = r
+            by.setdefault((_cfg_key(r, ignore), r.machine), {})[r.variant] = r
     out = [_Pair(_cfg(g[a], ignore), _device(g[a]), g[a], g[b]) for g in by.values() if a in g and b in g]
-    return sorted(out, key=lambda p: (p.device, repr(sorted(p.params.items()))))
+    local = {_cfg_key(p.a, ignore) for p in out if p.a.source == "local" and p.b.source == "local"}
+    out = [p for p in out if (p.a.source == "local" and p.b.source == "local") or _cfg_key(p.a, ignore) not in local]
+    return sorted(out, key=lambda p: (p.device, repr(sorted(p.params.items())), p.a.machine))
 
 
 def _focus(pairs: list, seed_cfg: Mapping | None) -> tuple[list, bool]:

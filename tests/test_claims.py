@@ -159,6 +159,16 @@ def test_local_record_wins_over_bundled():
     assert verdict("s000_cpu_speed", recs).status == "does not hold"
 
 
+def test_pairs_never_mix_machines():
+    other = {**CPU, "device_name": "another cpu"}
+    recs = [unroll("tf1_static", fwd_ms=100.0, train_ms=100.0),
+            rec("unroll", "tf1_dynamic", SEED_000, env=other, source="baseline", fwd_ms=10.0, train_ms=10.0)]
+    assert verdict("s000_cpu_speed", recs).status == "not measured"
+    recs.append(rec("unroll", "tf1_static", SEED_000, env=other, source="baseline", fwd_ms=20.0, train_ms=20.0))
+    v = verdict("s000_cpu_speed", recs)
+    assert v.status == "holds" and "baseline record from another cpu" in v.measured
+
+
 def test_ref_lstm():
     p = {**SEED_000, "cell": "lstm"}
     assert verdict("s001_ref_lstm", [rec("unroll", "tf1_dynamic", p, ref_abs_diff=3e-7)]).status == "holds"
