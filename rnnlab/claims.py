@@ -588,8 +588,8 @@ def _j_ref_lstm(records, c):
     if not rs:
         others = _ok(records, "unroll", _DYN, "ref_abs_diff")
         return _not_measured(c, "no unroll record of tf1_dynamic with cell=lstm"
-                             + (f" (other cells: ref_abs_diff {', '.join(_n(r.metrics['ref_abs_diff']) for r in others)})"
-                                if others else ""))
+                             + (" (other cells: ref_abs_diff "
+                                + ", ".join(_n(r.metrics["ref_abs_diff"]) for r in others) + ")" if others else ""))
     outcomes = [r.metrics["ref_abs_diff"] <= EXACT_ATOL for r in rs]
     parts = [f"{_describe(_cfg(r), _device(r))}: max |dynamic_rnn - float64 NumPy LSTM| = "
              f"{_n(r.metrics['ref_abs_diff'])} over outputs and final states" for r in rs]
@@ -740,8 +740,10 @@ def _j_shared(records, c):
         parts.append(f"{r.variant} ({r.params.get('cell')}, {r.params.get('units')} units): with input_dim == units "
                      f"it {'builds' if m.get('wrong_builds_same_dim') else 'fails'}"
                      + (f" with {int(m['distinct_kernels_wrong'])} kernel(s) against "
-                        f"{int(m['distinct_kernels_right'])} in a correct stack" if 'distinct_kernels_wrong' in m else "")
-                     + f"; with input_dim != units it {'builds' if m.get('wrong_builds_diff_dim') else 'fails to build'}")
+                        f"{int(m['distinct_kernels_right'])} in a correct stack"
+                        if "distinct_kernels_wrong" in m else "")
+                     + "; with input_dim != units it "
+                     + ("builds" if m.get("wrong_builds_diff_dim") else "fails to build"))
     if all(s and d for s, d in outcomes):
         st, why = "holds", "one cell object means one set of weights for every layer."
     elif all(s and not d for s, d in outcomes):

@@ -154,7 +154,8 @@ def dtype_note(dtype: str, device: str, ratio: float | None, flags: set[str]) ->
     else:
         speed = f"{dtype} is FASTER than float32 at matmul here ({ratio:.2f}x float32's rate)"
     where = (" mixed_float16 is made for NVIDIA GPUs with compute capability >= 7.0 (Tensor Cores)."
-             if dtype == "mixed_float16" else " bfloat16 is made for CPUs with AMX / AVX512-BF16, TPUs and recent GPUs.")
+             if dtype == "mixed_float16" else
+             " bfloat16 is made for CPUs with AMX / AVX512-BF16, TPUs and recent GPUs.")
     return (f"{speed}; {hw}.{where} At RNN sizes casts and elementwise ops weigh as much as the matmuls: compare "
             "fwd_ms / train_ms with the float32 variant.")
 
@@ -245,7 +246,8 @@ def _run_policy(p: dict, ctx) -> dict:
             metrics["policy_runs"] = 1.0
         except Exception as e:
             metrics["policy_runs"] = 0.0
-            info["policy_error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ''}"
+            text = str(e).strip()
+            info["policy_error"] = f"{type(e).__name__}: {text.splitlines()[0][:300] if text else ''}"
         if metrics["policy_runs"]:
             out = measure.run_variant(p, "tf1_dynamic", ctx)  # timed with the policy still set, as the seed has it
         else:
