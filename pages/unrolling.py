@@ -71,7 +71,8 @@ c[6].selectbox("dtype", ps["dtype"].choices, key=P + "dtype", help=ps["dtype"].h
 st.multiselect("variants", list(V.VARIANTS), format_func=lambda v: f"{v}: {variant_label(v)}",
                key=P + "variants", help="tf1_dynamic is the reference: it runs with every measurement so the "
                                         "outputs of the others can be compared against it")
-with st.expander("Timing and device"):
+_timing = ("repeats", "warmup", "device")
+with st.expander("Timing and device", expanded=any(st.session_state.get(P + n) != SEED[n] for n in _timing)):
     t = st.columns(3)
     for col, name in zip(t[:2], ("repeats", "warmup")):
         p = ps[name]
@@ -80,6 +81,10 @@ with st.expander("Timing and device"):
     t[2].selectbox("device", ps["device"].choices, key=P + "device", help=ps["device"].help)
 
 values = {n: st.session_state[P + n] for n in UNROLL_CONTROLS}
+if values["device"] == "gpu" and not envinfo.static_env()["gpu_hint"]:
+    st.warning("device=gpu: TensorFlow cannot see a GPU on this machine (no NVIDIA device), so a run would fail. "
+               "Stored or bundled GPU results still show below; choose auto or cpu to measure here.",
+               icon=":material/memory:")
 chosen = [v for v in V.VARIANTS if v in st.session_state[P + "variants"]]  # canonical order
 
 # The reference of the ratios: kept in the URL; it must be one of the chosen variants.

@@ -131,16 +131,17 @@ def no_errors(at: AppTest) -> None:
 
 
 def wait_for(at: AppTest, cond, timeout: float = 30.0, every: float = 0.1) -> AppTest:
+    """Rerun until ``cond`` holds (checked on the current state first: an outcome shows once)."""
     deadline = time.monotonic() + timeout
-    while True:
-        at.run()
-        no_errors(at)
-        if cond(at):
-            return at
+    no_errors(at)
+    while not cond(at):
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached; page said: " +
                                  " | ".join(e.value for e in [*at.error, *at.warning, *at.info, *at.success]))
         time.sleep(every)
+        at.run()
+        no_errors(at)
+    return at
 
 
 def table_variants(at: AppTest) -> list[str]:
@@ -275,6 +276,15 @@ def test_unrolling_impossible_configuration_is_an_error_not_a_traceback():
     no_errors(at)
     assert any("needs an estimated" in plain(e.value) and "reduce batch, seq_len" in plain(e.value)
                for e in at.error)
+
+
+@pytest.mark.skipif(envinfo.gpu_hint(), reason="this machine may have a GPU")
+def test_unrolling_gpu_without_a_gpu_warns_and_a_run_fails_with_the_reason():
+    at = app("pages/unrolling.py", {"device": "gpu", "units": "8", "variants": "tf1_dynamic"})
+    no_errors(at)
+    assert any("cannot see a GPU" in plain(w.value) for w in at.warning)
+    at.button(key="unroll.run").click().run()
+    wait_for(at, lambda a: any("TensorFlow sees no GPU" in plain(e.value) for e in a.error))
 
 
 def test_unrolling_presets_set_the_widgets():

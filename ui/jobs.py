@@ -86,10 +86,9 @@ def _live(job_key: str, mine: bool) -> None:
     who = "Measuring" if mine else "Another run is going (started from another tab or configuration)"
     st.progress(pr.fraction if pr else 0.0, text=f"{who}: {describe(job)}")
     cancelling = job.cancel.is_set()
-    if st.button("Cancelling…" if cancelling else "Cancel run", key=f"cancel-{job_key}", disabled=cancelling,
-                 icon=":material/stop_circle:"):
-        manager().cancel(job_key)
-        st.rerun(scope="fragment")
+    st.button("Cancelling…" if cancelling else "Cancel run", key=f"cancel-{job_key}", disabled=cancelling,
+              icon=":material/stop_circle:", on_click=manager().cancel, args=(job_key,),
+              help="stops the variant being measured; the variants that finished stay stored")
 
 
 def _outcome(job: Job) -> None:
