@@ -83,6 +83,8 @@ def test_precision_keras_and_tf1_cast():
         assert 1e-5 < drift < 0.1, v  # reduced precision: visible drift, still the same function
         assert 1e-5 < m["ref_abs_diff"] < 0.1
         assert m["train_ms"] > 0 and m["matmul_gflops"] > 0
+        assert m["fwd_vs_float32"] == pytest.approx(m["fwd_ms"] / m["fwd_ms_float32"])
+        assert f"{precision.split(v)[0]} in {precision.split(v)[1]}" in out["details"]["dtype_note"]
         assert out["details"]["dtype_note"] and out["details"]["compute_dtype"] in ("float16", "bfloat16")
     assert precision.split("keras_cell_mixed_float16") == ("keras_cell", "mixed_float16")
 

@@ -20,7 +20,8 @@ Every variant gets the canonical weights and inputs of ``rnnlab.variants.weights
 reference ``keras_float32``) is the numeric drift against float32 on identical weights and inputs; ``ref_abs_diff``
 is against the float64 NumPy reference. Each record says in ``details["dtype_note"]`` whether the dtype is fast,
 slow or unsupported on this device, backed by ``matmul_vs_float32`` (a 512 x 512 matmul in the compute dtype
-against float32, measured in the same worker). A dtype a path cannot run is an error record whose reason says so.
+against float32) and ``fwd_vs_float32`` (the whole forward pass against the same path in float32), both measured
+in the same worker. A dtype a path cannot run is an error record whose reason says so.
 """
 
 from __future__ import annotations
@@ -66,6 +67,9 @@ METRICS_DOC = {
                     "weights and inputs",
     "matmul_gflops": "a 512 x 512 matmul in the variant's compute dtype on this device, best of 5, GFLOP/s",
     "matmul_vs_float32": "that rate over float32's (below 1: this dtype's matmuls are slower than float32 here)",
+    "fwd_ms_float32": "mixed_float16 / bfloat16 variants: the same path's float32 forward pass, timed in the same "
+                      "worker on the same weights and inputs, ms",
+    "fwd_vs_float32": "fwd_ms over fwd_ms_float32 (above 1: this dtype is slower than float32 on this path here)",
     "policy_runs": "tf1_dynamic_policy: 1 if dynamic_rnn builds and runs under the mixed_float16 global policy",
     "policy_float16_matmuls": "tf1_dynamic_policy: MatMul ops computing in float16 in that graph (with its function "
                               "library), count",
@@ -204,9 +208,45 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
     m = out["metrics"]
     if rate is not None:
         m.update(matmul_gflops=rate, matmul_vs_float32=ratio)
+    if dtype in ("mixed_float16", "bfloat16") and "fwd_ms" in m:
+        ctx.phase("float32_forward")
+        f32_ms = _float32_forward_ms(p, path, ctx)
+        m["fwd_ms_float32"] = f32_ms
+        m["fwd_vs_float32"] = m["fwd_ms"] / f32_ms
+        note = _path_note(path, dtype, m["fwd_vs_float32"], ctx.device) + " " + note
     out["details"].update(dtype=dtype, path=path, compute_dtype=compute, dtype_note=note,
                           cpu_flags_checked=sorted(f for f in flags if "bf16" in f or "fp16" in f))
     return out
+
+
+def _path_note(path: str, dtype: str, slowdown: float, device: str) -> str:
+    """Plain words on the whole forward pass of ``path`` in ``dtype`` against float32, measured in this worker."""
+    if slowdown >= 1.25:
+        return (f"{path} in {dtype} is SLOW on this {device}: its forward pass takes {slowdown:.1f}x the float32 "
+                "time of the same path.")
+    if slowdown <= 0.8:
+        return f"{path} in {dtype} is faster on this {device}: {1 / slowdown:.1f}x float32's forward speed."
+    return f"{path} in {dtype} runs about as fast as float32 on this {device} ({slowdown:.2f}x the float32 time)."
+
+
+def _float32_forward_ms(p: dict, path: str, ctx) -> float:
+    """The same path's float32 forward pass, timed like ``fwd_ms`` in the same worker (weights and inputs equal)."""
+    import tensorflow as tf
+
+    from ..harness.stats import time_steps
+    from ..variants import measure
+    from ..variants.weights import Problem
+
+    runner = measure._make_runner(Problem({**p, "dtype": "float32"}), path, False, ctx)
+    try:
+        with tf.device(ctx.tf_device):
+            runner.build_forward()
+            runner.start()
+            runner.forward()
+            t = time_steps(runner.forward, int(p.get("repeats", 30)), int(p.get("warmup", 3)), ctx.clock)
+    finally:
+        runner.close()
+    return t.median_ms
 
 
 def _run_policy(p: dict, ctx) -> dict:
