@@ -214,6 +214,9 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
         m["fwd_ms_float32"] = f32_ms
         m["fwd_vs_float32"] = m["fwd_ms"] / f32_ms
         note = _path_note(path, dtype, m["fwd_vs_float32"], ctx.device) + " " + note
+    if dtype == "policy":
+        note = (out["details"].get("policy_finding", "") + ". The matmul rate below is what float16 would give. "
+                + note)
     out["details"].update(dtype=dtype, path=path, compute_dtype=compute, dtype_note=note,
                           cpu_flags_checked=sorted(f for f in flags if "bf16" in f or "fp16" in f))
     return out
