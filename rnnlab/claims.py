@@ -355,7 +355,7 @@ def _speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: 
         yes = [k for k, v in per_metric.items() if all(v)]
         no = [k for k, v in per_metric.items() if not any(v)]
         if yes and no:
-            split = f"it holds for the {' and '.join(yes)} but not for the {' and '.join(no)}. "
+            split = f"It holds for the {' and '.join(yes)} but not for the {' and '.join(no)}. "
     why = {"holds": why_holds, "does not hold": why_not}.get(status) or (
         split + (why_depends or "the measures or configurations disagree (see measured)"))
     return Verdict(status, measured, why)
@@ -448,7 +448,9 @@ def _j_not_slower(records, c):
         why_holds="dynamic_rnn is faster, or slower by less than the noise (10%, or overlapping quartiles of the "
                   "timed steps).",
         why_not="static_rnn is more than 10% faster here: the unrolled graph avoids the while_loop's per-iteration "
-                "overhead.")
+                "overhead.",
+        why_depends="Where dynamic_rnn falls behind, it is the while_loop's per-iteration overhead (frame bookkeeping, "
+                    "TensorArray reads and writes) that the unrolled graph does not pay.")
 
 
 def _j_short_static(records, c):
@@ -714,8 +716,12 @@ def _j_mixed(records, c):
                 f"its graph: {f16} float16, {f32} float32; output dtype {r.details.get('policy_output_dtype', '?')}")
     cast = _ok(records, "precision", "tf1_dynamic_mixed_float16", "fwd_ms")
     if cast:
+        cm = cast[0].metrics
         measured += (f"; an explicit cast-based float16 dynamic_rnn (rnnlab's own) runs forward in "
-                     f"{_n(cast[0].metrics['fwd_ms'])} ms")
+                     f"{_n(cm['fwd_ms'])} ms"
+                     + (f", {_n(cm['fwd_vs_float32'])}x its float32 time on this {_device(cast[0])}"
+                        if "fwd_vs_float32" in cm else "")
+                     + (f", drifting {_n(cm['max_abs_diff'])} from float32" if "max_abs_diff" in cm else ""))
     if runs and f16 > 0:
         return Verdict("holds", measured + ".", "the TF1 cells picked up the global policy and computed in float16.")
     return Verdict("does not hold", measured + ".",
@@ -811,8 +817,8 @@ def _j_seed003_run(records, c):
 
 def _j_seed003_build(records, c):
     return _seed003(records, c, "build_s", higher=False,
-                    why_holds="building the 300-step unrolled graph (with its gradients) takes longer than the "
-                              "while_loop's.",
+                    why_holds="building the unrolled graph (every step, and its gradients) takes longer than the "
+                              "while_loop's single body; the first steps pay for optimising that big graph too.",
                     why_not="static_rnn is not meaningfully slower to build here.")
 
 
