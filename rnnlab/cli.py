@@ -8,7 +8,7 @@ import sys
 
 from .errors import RnnlabError
 
-COMMANDS = ("env", "list_", "run", "results", "export", "import_", "convert")
+COMMANDS = ("env", "list_", "run", "results", "export", "import_", "convert", "claims")
 
 
 class _Parser(argparse.ArgumentParser):
