@@ -223,11 +223,14 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
 
 
 def _derived(metrics: dict, details: dict, env: Mapping[str, Any]) -> None:
+    """GFLOP/s from the counted forward FLOPs; roofline against the matmul rate the worker measured right after
+    the variant (the cached per-machine probe only when the worker had none)."""
     flops = details.get("fwd_flops")
     if flops and metrics.get("fwd_ms"):
         metrics["gflops"] = float(flops) / (metrics["fwd_ms"] / 1e3) / 1e9
-        if env.get("matmul_gflops"):
-            metrics["roofline_frac"] = metrics["gflops"] / float(env["matmul_gflops"])
+        rate = details.get("matmul_gflops") or env.get("matmul_gflops")
+        if rate:
+            metrics["roofline_frac"] = metrics["gflops"] / float(rate)
 
 
 def _attach_diffs(store: Store, name: str, version: int, ref: str, params: Mapping, fp: Mapping,

@@ -9,7 +9,7 @@ import pandas as pd
 
 from . import format as fmt
 from .record import Record
-from .variants import label as variant_label
+from .experiments import variant_label
 
 _W = 520
 
@@ -19,7 +19,7 @@ def _frame(records: Sequence[Record], metrics: Sequence[str]) -> pd.DataFrame:
     for r in records:
         if not r.ok:
             continue
-        row = {"variant": r.variant, "what runs": variant_label(r.variant)}
+        row = {"variant": r.variant, "what runs": variant_label(r.experiment, r.variant)}
         row.update({k: r.params.get(k) for k in ("cell", "seq_len", "batch", "units", "layers")})
         for m in metrics:
             row[m] = r.metrics.get(m)
@@ -77,7 +77,9 @@ def gflops(records: Sequence[Record]) -> alt.Chart | None:
     df = _frame(records, ["gflops", "roofline_frac"])
     if df.empty or df["gflops"].isna().all():
         return None
-    rate = next((r.env.get("matmul_gflops") for r in records if r.env.get("matmul_gflops")), None)
+    rates = sorted(float(r.details.get("matmul_gflops") or r.env.get("matmul_gflops") or 0) for r in records if r.ok)
+    rates = [x for x in rates if x > 0]
+    rate = rates[len(rates) // 2] if rates else None  # median of the rates the workers measured
     bars = alt.Chart(df).mark_bar().encode(
         y=alt.Y("variant:N", sort="-x", title=None), x=alt.X("gflops:Q", title="achieved GFLOP/s (forward)"),
         color=alt.Color("variant:N", legend=None),

@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 
 from . import format as fmt
 from .record import Record
-from .variants import label as variant_label
+from .experiments import variant_label
 from .views import TableView
 
 # The comparison table's metric columns, in order
@@ -64,14 +64,26 @@ def ratio(rec: Record, ref: Record | None, metric: str) -> float | None:
     return a / b
 
 
+def _metric_order(recs: Sequence[Record]) -> list[str]:
+    """The unroll metrics first (in their order), then any other metric the records hold; quartiles stay in the
+    charts."""
+    seen: dict[str, None] = {}
+    for r in recs:
+        for m in r.metrics:
+            if not m.endswith(("_p25", "_p75")):
+                seen.setdefault(m, None)
+    return [m for m in UNROLL_METRICS if m in seen] + [m for m in seen if m not in UNROLL_METRICS]
+
+
 def comparison(records: Sequence[Record], *, reference: str = "tf1_dynamic",
-               metrics: Sequence[str] = UNROLL_METRICS, title: str | None = None) -> TableView:
+               metrics: Sequence[str] | None = None, title: str | None = None) -> TableView:
     """One row per variant of one configuration; every metric in human units; ratios to ``reference``.
 
     Failed variants keep their row, with the reason in the "error" column.
     """
     recs = list(records)
     ref = next((r for r in recs if r.variant == reference), None)
+    metrics = _metric_order(recs) if metrics is None else metrics
     present = [m for m in metrics if any(m in r.metrics for r in recs)]
     ratios = [(m, lab) for m, lab in RATIO_METRICS if m in present] if ref is not None and ref.ok else []
     columns = ["variant", "what runs"] + [fmt.label(m) for m in present] + \
@@ -80,14 +92,16 @@ def comparison(records: Sequence[Record], *, reference: str = "tf1_dynamic",
     for r in recs:
         vals = [r.metrics.get(m) for m in present]
         rats = [ratio(r, ref, m) for m, _ in ratios]
-        rows.append([r.variant, variant_label(r.variant)] + [fmt.fmt_metric(m, v) for m, v in zip(present, vals)]
+        rows.append([r.variant, variant_label(r.experiment, r.variant)] + [fmt.fmt_metric(m, v) for m, v in zip(present, vals)]
                     + [fmt.fmt_ratio(x) for x in rats] + [r.error or ""])
-        raw.append([r.variant, variant_label(r.variant)] + vals + rats + [r.error])
+        raw.append([r.variant, variant_label(r.experiment, r.variant)] + vals + rats + [r.error])
     p = recs[0].params if recs else {}
     return TableView(
         title=title or f"{recs[0].experiment if recs else ''}: {fmt.fmt_params(p)}",
-        caption=f"{fmt.fmt_params(p)}; median of {p.get('repeats', '?')} steps after {p.get('warmup', '?')} warm-up;"
-                f" ratios against {reference}; {source_note(recs)}",
+        caption="; ".join(x for x in (
+            fmt.fmt_params(p),
+            f"median of {p['repeats']} steps after {p.get('warmup', 0)} warm-up" if "repeats" in p else "",
+            f"ratios against {reference}" if ratios else "", source_note(recs)) if x),
         columns=tuple(columns), rows=tuple(map(tuple, rows)), raw=tuple(map(tuple, raw)),
         provenance=provenance(recs))
 

@@ -10,6 +10,7 @@ from .base import Experiment
 # module names under rnnlab.experiments, in the order the CLI lists them
 _MODULES = ("unroll", "varlen", "padding", "seed003", "pitfalls", "migrate", "knobs", "precision", "training")
 _cache: dict[str, Experiment] = {}
+_labels: dict[str, dict[str, str]] = {}  # experiment -> its module's LABELS (variant -> what runs)
 
 
 def _load_all() -> dict[str, Experiment]:
@@ -23,6 +24,7 @@ def _load_all() -> dict[str, Experiment]:
                 raise
             exp = mod.EXPERIMENT
             _cache[exp.name] = exp
+            _labels[exp.name] = dict(getattr(mod, "LABELS", {}))
     return _cache
 
 
@@ -35,3 +37,11 @@ def get(name: str) -> Experiment:
     if name not in exps:
         raise RnnlabError(f"unknown experiment {name!r}; known: {', '.join(exps)}")
     return exps[name]
+
+
+def variant_label(experiment: str, variant: str) -> str:
+    """What a variant runs, in words: the experiment's own label, else the unroll variants' (DESIGN.md)."""
+    from ..variants import label
+
+    _load_all()
+    return _labels.get(experiment, {}).get(variant) or label(variant)

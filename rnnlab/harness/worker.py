@@ -100,6 +100,11 @@ def run_task(task: dict, send) -> None:
         metrics["peak_mem_mb"] = max(0.0, _rss_hwm_mb() - base_mb)
         details["peak_mem_method"] = "process RSS high-water mark minus baseline after importing TensorFlow"
     details["worker_wall_s"] = round(wall, 3)
+    if details.get("fwd_flops") and tf is not None:
+        # The roofline's denominator, measured in this process right after the variant, under the same load
+        from .probe import matmul_gflops
+
+        details["matmul_gflops"] = round(matmul_gflops(device, repeats=5), 2)
     outputs = out.get("outputs") or {}
     outputs_path = None
     if outputs and task.get("outputs_path"):
