@@ -8,6 +8,8 @@ import streamlit as st
 import ui
 from rnnlab import experiments, findings
 
+ui.nav.routed()  # first: a direct link right after a server start goes through the router
+
 
 def _emphasise(text: str) -> str:
     """Bold the quoted ratios: "builds **2.74x slower**"."""

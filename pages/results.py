@@ -12,6 +12,8 @@ import ui
 from rnnlab import api, tables
 from rnnlab.errors import RnnlabError
 
+ui.nav.routed()  # first: a direct link right after a server start goes through the router
+
 P = "results."
 SOURCES = {"local": "this machine", "imported": "imported", "baseline": "bundled (read-only)"}
 

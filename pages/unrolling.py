@@ -15,6 +15,8 @@ from rnnlab.format import fmt_params
 from rnnlab.report import chart_view
 from rnnlab.variants import label as variant_label
 
+ui.nav.routed()  # first: a direct link right after a server start goes through the router
+
 EXP = experiments.get("unroll")
 P = "unroll."  # widget keys and session keys of this page
 BASE = list(V.BASE_VARIANTS)  # the seven variants without XLA

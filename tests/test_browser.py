@@ -59,6 +59,13 @@ def test_pages_run_and_shared_links(tmp_path):
     store = tmp_path / "results.sqlite"
     t_start = time.monotonic()
     with streamlit_server(store) as url, chromium_page() as page:
+        # the server's very first request is a shared link: it must still go through the router (sidebar with
+        # the environment, wide layout), not run pages/unrolling.py alone (Streamlit's legacy pages/ mode)
+        open_page(page, url + "/unrolling" + query(TINY))
+        no_exception(page)
+        assert "This machine" in page.locator('[data-testid="stSidebar"]').inner_text()
+        assert widget_value(page, "units") == "4"
+
         # every page, on an empty store
         for p in nav.existing():
             open_page(page, url + ("/" if p.default else f"/{p.url_path}"))

@@ -1,6 +1,6 @@
 """Streamlit helpers shared by the pages (``rnnlab`` itself never imports Streamlit).
 
-A page is a short script in ``pages/`` registered in ``ui/nav.py``; it uses:
+A page is a short script in ``pages/`` registered in ``ui/nav.py``; it starts with ``ui.nav.routed()`` and uses:
 
 - ``ui.guard(what)``: ``with`` block in which an ``RnnlabError`` becomes ``st.error`` and the page goes on;
 - ``ui.records(experiment)``: this machine's records plus bundled ones; ``ui.store()``;

@@ -29,6 +29,25 @@ PAGES: tuple[PageInfo, ...] = (
 )
 
 
+def routed() -> None:
+    """Call first in every page: make sure the page runs under the router (streamlit_app.py).
+
+    Streamlit starts in its legacy mode when a ``pages/`` folder exists, until ``st.navigation`` has run once: the
+    first run after a server start that asks for ``/unrolling?...`` (a shared link) would run pages/unrolling.py
+    alone, without the router's layout and sidebar. Leaving that mode and rerunning sends the same request (page
+    and query parameters) through the router.
+    """
+    import streamlit as st
+
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a Streamlit without it has no legacy mode to leave
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def existing() -> list[PageInfo]:
     return [p for p in PAGES if (ROOT / p.file).is_file()]
 
