@@ -1,0 +1,327 @@
+"""Variable lengths: what each implementation does with a padded batch (experiment ``varlen``), what padding costs
+(``padding``, with seed 001's static-fixed vs dynamic-bucketed pair), and seed 003's benchmark reproduced
+(``seed003``).
+
+One tab per experiment, each with its own settings; only the open tab runs. The open tab and its settings live in
+the URL (a copied link opens the same view); switching tabs brings back that tab's last settings. Stored results
+show at once; Run measures what this machine has not stored, in the background.
+"""
+
+import streamlit as st
+
+import ui
+from rnnlab import api, envinfo, experiments, lookup
+from rnnlab.errors import RnnlabError
+from rnnlab.experiments import padding as padding_exp
+from rnnlab.experiments import varlen as varlen_exp
+from rnnlab.experiments.seed003 import LABELS as SEED003_LABELS
+from rnnlab.format import fmt_params
+from rnnlab.params import lengths_for
+from rnnlab.report import chart_view
+from rnnlab.tables import source_note
+from rnnlab.varlen import views as vv
+from rnnlab.views import to_frame
+
+ui.nav.routed()  # first: a direct link right after a server start goes through the router
+
+P = "varlen."  # widget and session keys of this page; also the watch key of its runs
+
+# tab name in the URL -> (tab label, experiment, key prefix, main controls, controls in "More settings",
+#                         preset buttons: (preset, label, help), variant labels)
+SECTIONS = {
+    "semantics": ("What padding does", "varlen", P + "sem.",
+                  ("cell", "units", "batch", "seq_len", "input_dim", "lengths"), ("zero_output_for_mask", "device", "seed"),
+                  (("seed", "Seed 001's example", "lstm 32 units, 4 rows of true lengths 50/35/20/5 padded to 50 "
+                                                  "steps: seed 001's 'the longest input is 50, the others shorter'"),
+                   ("quick", "Quick (about a minute)", "lstm 8 units, 4 rows 8/5/2/1 padded to 8, one variant per "
+                                                       "behaviour")),
+                  varlen_exp.LABELS),
+    "cost": ("What padding costs", "padding", P + "pad.",
+             ("cell", "units", "batch", "seq_len", "input_dim", "lengths", "n_sequences", "buckets"),
+             ("repeats", "warmup", "parallel_iterations", "n_classes", "device", "seed"),
+             (("seed", "Seed 001's data", "1,024 sequences of true length 1 to 50, lstm 128 units, batch 32, 4 "
+                                          "buckets: a few minutes"),
+              ("quick", "Quick (about a minute)", "48 sequences of length 2 to 20, lstm 16 units, 4 strategies")),
+             padding_exp.LABELS),
+    "seed003": ("Seed 003 reproduced", "seed003", P + "s003.",
+                ("units", "batch", "seq_len", "input_dim", "lengths", "parallel_iterations"),
+                ("interval", "steps", "n_data", "device", "seed"),
+                (("seed", "Seed 003's exact configuration", "BasicLSTMCell(200), batch 200, 300 steps of 16 "
+                                                            "features, every true length 20, Adam; 100 + 100 timed "
+                                                            "steps: several minutes on a CPU"),
+                 ("quick", "Quick (seconds)", "32 units, batch 32, 16 steps, lengths 4, 5 + 10 steps")),
+                SEED003_LABELS),
+}
+LABEL_TO_TAB = {s[0]: name for name, s in SECTIONS.items()}
+TAB_HELP = {
+    "semantics": "One padded batch through static_rnn / dynamic_rnn with and without sequence_length and Keras 3 "
+                 "layers with Masking, mask= or no mask: are the outputs past each row's length zero, is the state "
+                 "carried through, is the final state the last real step's?",
+    "cost": "A data set of variable-length sequences batched four ways (padded to the longest overall, to each "
+            "batch's longest, by length buckets, sorted) through a Keras 3 layer with a mask, and seed 001's "
+            "static_rnn at one fixed length against dynamic_rnn over buckets: throughput, padding fed, traces.",
+    "seed003": "Seed 003's training benchmark exactly, beside the figures in its own 2017 log: static_rnn was slow "
+               "to start and then 20.3 steps/s, dynamic_rnn 5.4 steps/s. Does that hold on this machine, and why?",
+}
+
+
+class Section:
+    """One tab's settings: its UrlSync, presets and widgets (state in st.session_state under its prefix)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        (self.label, exp_name, self.prefix, self.main, self.more, self.buttons, self.labels) = SECTIONS[name]
+        self.exp = experiments.get(exp_name)
+        self.names = list(self.main) + list(self.more)
+        defaults = self.exp.params.defaults()
+        self.presets = {}
+        for preset in ("seed", "quick"):
+            pv = self.exp.presets[preset]
+            values = {n: pv.get(n, defaults[n]) for n in self.names}
+            self.presets[preset] = (values, list(pv.get("variants") or self.exp.default_variants))
+        self.sync = ui.UrlSync(self.prefix, experiment=exp_name, names=self.names,
+                               defaults=self.presets["seed"][0], default_variants=self.presets["seed"][1],
+                               extra_defaults={"tab": name})
+
+    def preset(self, name: str) -> None:  # on_click: before the script, so it may set the widgets
+        values, variants = self.presets[name]
+        self.sync.set_widgets(values, variants)
+
+    def widget(self, col, name: str) -> None:
+        p = self.exp.params[name]
+        key = self.prefix + name
+        if name == "lengths":
+            col.text_input("true lengths", key=key, on_change=_normalize, args=(key,),
+                           help="one length per row (12 9 5 3, repeated over the rows), one length for every row "
+                                "(20), a range drawn at random (5-100), or full; stored as rows:12/9/5/3, fixed:20, "
+                                "uniform:5-100")
+        elif p.kind == "choice":
+            col.selectbox(name, p.choices, key=key, help=p.help)
+        elif p.kind == "bool":
+            col.checkbox(name, key=key, help=p.help)
+        else:
+            col.number_input(name, min_value=int(p.lo), max_value=int(p.hi), step=1, key=key,
+                             help=f"{p.help} ({int(p.lo)} to {int(p.hi):,})")
+
+    def values(self) -> dict:
+        return {n: st.session_state[self.prefix + n] for n in self.names}
+
+
+def _normalize(key: str) -> None:
+    """What the user typed for the lengths -> the lengths value (left as typed when not understood: the page says
+    why)."""
+    try:
+        st.session_state[key] = vv.normalize_lengths(st.session_state[key])
+    except RnnlabError:
+        pass
+
+
+def _tab_changed() -> None:
+    """A tab click: the URL shows that tab with the settings it had (or its defaults on a first visit)."""
+    name = LABEL_TO_TAB[st.session_state[P + "tab"]]
+    st.session_state[P + "_url_tab"] = name
+    st.query_params.from_dict(st.session_state.get(P + "_q." + name) or {"tab": name})
+
+
+st.title("Variable-length sequences")
+st.caption("Padded batches in TensorFlow: what each implementation does with the padding, what the padding costs, "
+           "and seed 003's static-vs-dynamic benchmark on this machine. Every variant runs in its own fresh "
+           "TensorFlow process on the same weights and inputs.")
+
+# The tab named in the URL (a shared link, a page link); a URL without one asks for the first tab.
+query = st.query_params.to_dict()
+url_tab = query.get("tab") or ("semantics" if query else None)
+if url_tab is not None and url_tab != st.session_state.get(P + "_url_tab"):
+    st.session_state[P + "_url_tab"] = url_tab
+    if url_tab in SECTIONS:
+        st.session_state[P + "tab"] = SECTIONS[url_tab][0]
+    else:
+        st.warning(f"This link names an unknown tab {ui.md_escape(repr(url_tab))}; known: "
+                   f"{', '.join(SECTIONS)}. Showing the first.", icon=":material/link_off:")
+        st.session_state[P + "tab"] = SECTIONS["semantics"][0]
+
+tabs = st.tabs([s[0] for s in SECTIONS.values()], key=P + "tab", on_change=_tab_changed)
+open_name, open_tab = next(((n, t) for n, t in zip(SECTIONS, tabs) if t.open), ("semantics", tabs[0]))
+
+
+def controls(sec: Section) -> tuple[dict, list[str]]:
+    """Presets, widgets, the URL; returns the settings and the chosen variants (canonical order)."""
+    st.caption(TAB_HELP[sec.name])
+    sec.sync.apply()
+    row = st.container(horizontal=True, gap="small")
+    for preset, label, help_ in sec.buttons:
+        row.button(label, on_click=sec.preset, args=(preset,), key=sec.prefix + "preset_" + preset, help=help_,
+                   icon=":material/restart_alt:" if preset == "seed" else ":material/bolt:")
+    cols = st.columns(len(sec.main))
+    for col, name in zip(cols, sec.main):
+        sec.widget(col, name)
+    st.multiselect("variants", list(sec.exp.variants), key=sec.prefix + "variants",
+                   format_func=lambda v: f"{v}: {sec.labels.get(v, v)}")
+    changed = any(st.session_state.get(sec.prefix + n) != sec.presets["seed"][0][n] for n in sec.more)
+    with st.expander("More settings: " + ", ".join(sec.more), expanded=changed):
+        more = st.columns(len(sec.more))
+        for col, name in zip(more, sec.more):
+            sec.widget(col, name)
+    values = sec.values()
+    chosen = [v for v in sec.exp.variants if v in st.session_state[sec.prefix + "variants"]]
+    return values, chosen
+
+
+def lengths_ok(sec: Section, values: dict) -> bool:
+    """Say what the lengths mean (or what is wrong with them) under the controls."""
+    rows = values.get("n_sequences") or values.get("n_data") or values["batch"]
+    what = "sequence" if sec.name in ("cost", "seed003") else "row"
+    try:
+        st.caption(vv.lengths_note(values["lengths"], rows, values["seq_len"], values.get("seed", 0), what=what)
+                   + ".")
+        return True
+    except RnnlabError as e:
+        st.error(ui.md_escape(e), icon=":material/error:")
+        return False
+
+
+def stored(sec: Section, values: dict, chosen: list[str]):
+    """The plan of these settings, what is stored for it, and the Run buttons; None when it cannot run."""
+    plan = None
+    with ui.guard("These settings cannot run"):
+        plan = api.plan(sec.exp.name, overrides=values, variants=chosen)
+    if plan is None:
+        return None
+    records, env = None, None
+    with ui.guard("Reading the stored results"):
+        records = ui.records(sec.exp.name)
+        env = lookup.known_env(ui.store(), values["device"])
+    if records is None:
+        return None
+    fp = envinfo.fingerprint(env) if env else None
+    sel = lookup.pick(records, plan.points[0], plan.variants, fingerprint=fp, experiment=sec.exp.name)
+    if values["device"] == "gpu" and not envinfo.static_env()["gpu_hint"]:
+        st.warning("device=gpu: TensorFlow cannot see a GPU on this machine, so a run would fail. Stored or bundled "
+                   "GPU results still show; choose auto or cpu to measure here.", icon=":material/memory:")
+
+    busy = bool(ui.jobs.manager().active())
+    r1, r2, r3 = st.columns([3, 2, 4])
+    if sel.missing:
+        n = len(sel.missing)
+        go = r1.button(f"Run: measure {n} variant{'s' if n != 1 else ''} not stored", type="primary",
+                       disabled=busy, key=sec.prefix + "run", icon=":material/play_arrow:")
+        r3.caption(f"Not stored for this environment: {', '.join(sel.missing)}. Each variant takes a fresh "
+                   "TensorFlow process (about 10 s to start) plus its measurement.")
+    else:
+        r1.button("Run: everything is stored", disabled=True, key=sec.prefix + "run", icon=":material/check:")
+        r3.caption(f"All {len(plan.variants)} chosen variants are stored: shown below.")
+        go = False
+    again = r2.button("Measure all again", disabled=busy, key=sec.prefix + "fresh", icon=":material/refresh:",
+                      help="ignore the stored results of these settings and measure every chosen variant again")
+    if go or again:
+        if ui.jobs.start(plan, watch=P, fresh=bool(again)):
+            st.rerun()
+    ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(plan)})
+    shown = [sel.shown[v] for v in plan.variants if v in sel.shown]
+    if not shown:
+        if busy:
+            st.info("Measuring: the results appear here when the run ends.", icon=":material/hourglass_top:")
+        else:
+            ui.how_to_get(vv.cli_command(sec.exp.name, values, list(plan.variants)), page="varlen", button="Run",
+                          here=True)
+            st.caption(f"Settings: {fmt_params(plan.points[0])}.")
+        return None
+    bundled = sorted({r.machine for r in shown if r.source == "baseline"})
+    if bundled:
+        st.info(f"Bundled results from {'; '.join(bundled)}: measured on that machine, not on this one. **Run** "
+                "measures them here.", icon=":material/inventory_2:")
+    return shown
+
+
+def styled_checks(view):
+    """The checks table with pass green and FAIL red (the view itself stays plain text for the exports)."""
+    colour = {"pass": "color: #1b7a3a; font-weight: 600", "FAIL": "color: #c62828; font-weight: 600"}
+    return to_frame(view).style.map(lambda v: colour.get(v, ""))
+
+
+def downloads(title: str, tables: list, charts: list, records: list, key: str) -> None:
+    rep = ui.downloads.make_report(title, tables[0].caption, tables, [c for c in charts if c is not None], records)
+    ui.downloads.buttons(rep, key=key, label="Download these tables and charts:")
+
+
+# -- the open tab ---------------------------------------------------------------------------------------------------
+with open_tab:
+    sec = Section(open_name)
+    values, chosen = controls(sec)
+    if not lengths_ok(sec, values):
+        st.stop()
+    sec.sync.write(values, chosen, {"tab": open_name})
+    st.session_state[P + "_q." + open_name] = st.query_params.to_dict()
+    if not chosen:
+        st.info("Pick at least one variant.", icon=":material/info:")
+        st.stop()
+    shown = stored(sec, values, chosen)
+    cap = f"{fmt_params(dict(shown[0].params))}; {source_note(shown)}" if shown else ""
+
+    if open_name == "semantics":
+        if shown:
+            st.header("The checks, per variant", divider="gray")
+            view = vv.checks_table(shown)
+            st.dataframe(styled_checks(view), hide_index=True, key=sec.prefix + "table", width="stretch",
+                         column_config={"variant": st.column_config.TextColumn(pinned=True)})
+            st.caption(view.caption + ". Final state vs reference: for a variant told no lengths this is how far "
+                       "it drifts from the state at each row's last real step.")
+            for line in vv.checks_findings(shown):
+                st.markdown("- " + line)
+            st.header("Output norms: where the padding is", divider="gray")
+            heat = vv.heatmap_chart(shown)
+            if heat is not None:
+                st.altair_chart(heat, width="content")
+                st.caption("White is an output of zero. Right of each black bar the row is padding: TF1 with "
+                           "sequence_length writes zeros there, Keras with a mask repeats the last real output "
+                           "(the same colour continues), and a variant told no lengths keeps computing. " + cap)
+            downloads(f"rnnlab Variable lengths: {fmt_params(dict(shown[0].params))}", [view],
+                      [chart_view(heat, "Output norms per step and row", cap, shown)], shown, sec.prefix + "report")
+        st.header("On a GPU: can Keras' fused cuDNN kernel take this mask?", divider="gray")
+        lens = lengths_for(values["lengths"], values["batch"], values["seq_len"], values["seed"])
+        notes = vv.cudnn_notes(shown or [], lengths=lens, seq_len=values["seq_len"])
+        for ok, text in notes:
+            if ok is None:
+                st.caption(text)
+            else:
+                st.markdown((":green[:material/check_circle:] " if ok else ":red[:material/cancel:] ") + text)
+
+    elif open_name == "cost" and shown:
+        st.header("What each padding strategy costs", divider="gray")
+        view = vv.cost_table(shown)
+        st.dataframe(to_frame(view), hide_index=True, key=sec.prefix + "table", width="stretch",
+                     column_config={"variant": st.column_config.TextColumn(pinned=True)})
+        st.caption(view.caption + ". Padding fed: the share of the time steps fed that are padding. Batch shapes: "
+                   "each distinct (rows, padded length) is one trace of a shape-specialised tf.function.")
+        chart = vv.cost_chart(shown)
+        if chart is not None:
+            st.altair_chart(chart, width="content")
+        comparison = vv.seed001_comparison(shown)
+        if comparison:
+            st.markdown(comparison)
+        elif not {"static_fixed", "dynamic_bucket"} <= {r.variant for r in shown}:
+            st.caption("Seed 001's comparison needs static_fixed and dynamic_bucket: add them to the variants.")
+        downloads(f"rnnlab Padding strategies: {fmt_params(dict(shown[0].params))}", [view],
+                  [chart_view(chart, "Padding strategies: throughput, padding fed, traces", cap, shown)], shown,
+                  sec.prefix + "report")
+
+    elif open_name == "seed003":
+        st.header("The seed's figures beside this machine's", divider="gray")
+        recs = shown or []
+        verdict, paragraphs = vv.seed003_verdict_parts(recs) if recs else ("", [])
+        if verdict:
+            (st.warning if "does not hold" in verdict else st.success)(verdict, icon=":material/gavel:")
+        view = vv.seed003_table(recs)
+        left, right = st.columns([5, 4])
+        with left:
+            ui.table(view, key=sec.prefix + "table")
+        chart = vv.seed003_chart(recs)
+        with right:
+            if chart is not None:
+                st.altair_chart(chart, width="content")
+        for text in paragraphs:
+            st.markdown(text)
+        if recs:
+            downloads("rnnlab Seed 003 reproduced", [view],
+                      [chart_view(chart, "Seed 003: training steps per second", view.caption, recs)], recs,
+                      sec.prefix + "report")
