@@ -1,0 +1,69 @@
+"""``python -m rnnlab claims [--format table|md|json] [--status S] [--seed NNN] [--no-baseline]``.
+
+Every claim of the seeds judged on this machine's store plus the bundled results (``rnnlab.claims``): the same
+verdicts the app's Claims page shows.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import RnnlabError
+from ..store import Store
+
+
+def setup_arguments(sub) -> None:
+    p = sub.add_parser("claims", help="the seeds' claims, judged on the stored and bundled results")
+    p.add_argument("--format", default="table", choices=("table", "md", "json"))
+    p.add_argument("--status", action="append", default=[], metavar="S",
+                   help="only claims with this verdict (repeatable): holds, does-not-hold, depends, not-measured, "
+                        "not-measurable-here")
+    p.add_argument("--seed", action="append", default=[], metavar="NNN", help="only this seed's claims (000, 001, "
+                   "003, 004; repeatable)")
+    p.add_argument("--no-baseline", action="store_true", help="only this machine's store, not the bundled results")
+    p.set_defaults(func=main)
+
+
+def run(*, fmt: str = "table", status: str | list[str] | tuple[str, ...] | None = None,
+        seed: str | list[str] | tuple[str, ...] | None = None, include_baseline: bool = True,
+        store: Store | None = None) -> str:
+    """The claims as text (``table``), a Markdown table (``md``) or a JSON document (``json``)."""
+    from .. import baseline, claim_views, claims, tables
+
+    if fmt not in ("table", "md", "json"):
+        raise RnnlabError(f"format {fmt!r}: expected table, md or json")
+    statuses = [status] if isinstance(status, str) else list(status or ())
+    seeds = [seed] if isinstance(seed, str) else list(seed or ())
+    try:
+        statuses = [claim_views.parse_status(s) for s in statuses]
+    except ValueError as e:
+        raise RnnlabError(str(e)) from None
+    bad = [s for s in seeds if s not in claim_views.SEEDS]
+    if bad:
+        raise RnnlabError(f"seed {bad[0]!r} has no claims; known seeds: {', '.join(claim_views.SEEDS)}")
+    store = store or Store()
+    records = baseline.combined(store) if include_baseline else store.records()
+    everything = claims.evaluate(records)
+    results = claim_views.select(everything, seeds=seeds, statuses=statuses)
+    where = (f"{len(records)} records ({tables.source_note(records)})" if records else
+             "no records yet (measure with the commands shown)")
+    if fmt == "json":
+        return json.dumps({"schema": 1, "records": len(records), "source": tables.source_note(records),
+                           "counts": claim_views.counts(everything), "claims": claims.table_rows(results)}, indent=1)
+    if fmt == "md":
+        from ..exporters import md
+
+        view = claim_views.claims_view(results, records=records)
+        return (md.render_tables([view], level=2) + "\n\n" + f"All claims: {claim_views.summary_line(everything)}. "
+                f"Judged on {where}.")
+    head = [f"The seeds' claims, judged on {where}", f"All claims: {claim_views.summary_line(everything)}"]
+    if statuses or seeds:
+        head.append(f"Shown: {len(results)} of {len(everything)}"
+                    + (f" with verdict {', '.join(statuses)}" if statuses else "")
+                    + (f" from seed {', '.join(seeds)}" if seeds else ""))
+    return "\n".join(head) + "\n\n" + (claim_views.claims_text(results) if results else "No claim matches.")
+
+
+def main(args) -> int:
+    print(run(fmt=args.format, status=args.status, seed=args.seed, include_baseline=not args.no_baseline))
+    return 0
