@@ -30,7 +30,8 @@ P = "varlen."  # widget and session keys of this page; also the watch key of its
 #                         preset buttons: (preset, label, help), variant labels)
 SECTIONS = {
     "semantics": ("What padding does", "varlen", P + "sem.",
-                  ("cell", "units", "batch", "seq_len", "input_dim", "lengths"), ("zero_output_for_mask", "device", "seed"),
+                  ("cell", "units", "batch", "seq_len", "input_dim", "lengths"),
+                  ("zero_output_for_mask", "device", "seed"),
                   (("seed", "Seed 001's example", "lstm 32 units, 4 rows of true lengths 50/35/20/5 padded to 50 "
                                                   "steps: seed 001's 'the longest input is 50, the others shorter'"),
                    ("quick", "Quick (about a minute)", "lstm 8 units, 4 rows 8/5/2/1 padded to 8, one variant per "
@@ -156,7 +157,7 @@ def controls(sec: Section) -> tuple[dict, list[str]]:
     for col, name in zip(cols, sec.main):
         sec.widget(col, name)
     st.multiselect("variants", list(sec.exp.variants), key=sec.prefix + "variants",
-                   format_func=lambda v: f"{v}: {sec.labels.get(v, v)}")
+                   help="; ".join(f"{v}: {sec.labels.get(v, v)}" for v in sec.exp.variants))
     changed = any(st.session_state.get(sec.prefix + n) != sec.presets["seed"][0][n] for n in sec.more)
     with st.expander("More settings: " + ", ".join(sec.more), expanded=changed):
         more = st.columns(len(sec.more))
@@ -244,7 +245,7 @@ def downloads(title: str, tables: list, charts: list, records: list, key: str) -
     ui.downloads.buttons(rep, key=key, label="Download these tables and charts:")
 
 
-# -- the open tab ---------------------------------------------------------------------------------------------------
+# -- the open tab ------------------------------------------------------------------------------------------------------
 with open_tab:
     sec = Section(open_name)
     values, chosen = controls(sec)
@@ -262,17 +263,21 @@ with open_tab:
         if shown:
             st.header("The checks, per variant", divider="gray")
             view = vv.checks_table(shown)
+            config = {c: st.column_config.TextColumn(width=95) for c in view.columns if c.startswith("(")}
+            config |= {"variant": st.column_config.TextColumn(pinned=True),
+                       "what runs": st.column_config.TextColumn(width=250),
+                       vv.ZOFM_COLUMN: st.column_config.TextColumn(
+                           width=85, help="the checks the same Keras layer passes with zero_output_for_mask=True")}
             st.dataframe(styled_checks(view), hide_index=True, key=sec.prefix + "table", width="stretch",
-                         column_config={"variant": st.column_config.TextColumn(pinned=True)})
-            st.caption(view.caption + ". Final state vs reference: for a variant told no lengths this is how far "
-                       "it drifts from the state at each row's last real step.")
+                         column_config=config)
+            st.caption(view.caption + ".")
             for line in vv.checks_findings(shown):
                 st.markdown("- " + line)
             st.header("Output norms: where the padding is", divider="gray")
             heat = vv.heatmap_chart(shown)
             if heat is not None:
                 st.altair_chart(heat, width="content")
-                st.caption("White is an output of zero. Right of each black bar the row is padding: TF1 with "
+                st.caption("White is an output of zero. Right of each red bar the row is padding: TF1 with "
                            "sequence_length writes zeros there, Keras with a mask repeats the last real output "
                            "(the same colour continues), and a variant told no lengths keeps computing. " + cap)
             downloads(f"rnnlab Variable lengths: {fmt_params(dict(shown[0].params))}", [view],
@@ -290,9 +295,9 @@ with open_tab:
         st.header("What each padding strategy costs", divider="gray")
         view = vv.cost_table(shown)
         st.dataframe(to_frame(view), hide_index=True, key=sec.prefix + "table", width="stretch",
-                     column_config={"variant": st.column_config.TextColumn(pinned=True)})
-        st.caption(view.caption + ". Padding fed: the share of the time steps fed that are padding. Batch shapes: "
-                   "each distinct (rows, padded length) is one trace of a shape-specialised tf.function.")
+                     column_config={"variant": st.column_config.TextColumn(pinned=True),
+                                    "what runs": st.column_config.TextColumn(width=250)})
+        st.caption(view.caption + ".")
         chart = vv.cost_chart(shown)
         if chart is not None:
             st.altair_chart(chart, width="content")
@@ -312,15 +317,13 @@ with open_tab:
         if verdict:
             (st.warning if "does not hold" in verdict else st.success)(verdict, icon=":material/gavel:")
         view = vv.seed003_table(recs)
-        left, right = st.columns([5, 4])
-        with left:
-            ui.table(view, key=sec.prefix + "table")
+        ui.table(view, key=sec.prefix + "table")
         chart = vv.seed003_chart(recs)
-        with right:
-            if chart is not None:
-                st.altair_chart(chart, width="content")
+        left, right = st.columns([4, 5]) if chart is not None else (None, st.container())
+        if chart is not None:
+            left.altair_chart(chart, width="content")
         for text in paragraphs:
-            st.markdown(text)
+            right.markdown(text)
         if recs:
             downloads("rnnlab Seed 003 reproduced", [view],
                       [chart_view(chart, "Seed 003: training steps per second", view.caption, recs)], recs,

@@ -26,14 +26,20 @@ from ..views import TableView
 from .checks import cudnn_mask_ok, pre_padded, valid_mask
 
 DASH = "–"
-CHECKS = (("outputs_zero", "check_outputs_zero", "(a) outputs past length = 0"),
-          ("state_carried", "check_state_carried", "(b) state carried past length"),
-          ("final_state", "check_final_state", "(c) final state = state at length-1"))
-PATTERN_WORDS = {"zero": "zeros", "carried": "last real output repeated", "other": "keep changing (padding ran)",
+CHECKS = (("outputs_zero", "check_outputs_zero", "(a) zeros"),
+          ("state_carried", "check_state_carried", "(b) state kept"),
+          ("final_state", "check_final_state", "(c) final state"))
+CHECKS_MEANING = ("(a) every output past a row's length is zero; (b) past the length the state stays the state at "
+                  "step length-1; (c) the final state is the state at step length-1; final-state drift and real-step "
+                  "error: max |difference| from a float64 NumPy forward pass with lengths (for a variant told no "
+                  "lengths, the drift is how far the padding moved the state); zofm=True: the checks the same Keras "
+                  "layer passes with zero_output_for_mask=True")
+ZOFM_COLUMN = "zofm=True"
+PATTERN_WORDS = {"zero": "zeros", "carried": "last output repeated", "other": "keep changing",
                  "none": "no padding in this batch"}
 
 
-# -- lengths -------------------------------------------------------------------------------------------------------
+# -- lengths -----------------------------------------------------------------------------------------------------------
 _BARE_ROWS = re.compile(r"^\d+(?:\s*[/,;\s]\s*\d+)+$")
 _BARE_RANGE = re.compile(r"^(\d+)\s*-\s*(\d+)$")
 
@@ -81,7 +87,7 @@ def _asks_longer(spec: str, seq_len: int) -> bool:
     return any(n > seq_len for n in nums)
 
 
-# -- shared --------------------------------------------------------------------------------------------------------
+# -- shared ------------------------------------------------------------------------------------------------------------
 def _order(records: Iterable[Record], variants: Sequence[str]) -> list[Record]:
     rank = {v: i for i, v in enumerate(variants)}
     return sorted(records, key=lambda r: rank.get(r.variant, len(rank)))
@@ -101,10 +107,12 @@ def _view(title: str, caption: str, columns: list[str], rows: list[list], raw: l
 
 
 def _num(value: Any, kind: str = "g") -> str:
+    if kind == "pct100":  # a metric already in percent
+        return fmt.fmt_value(None if value is None else value / 100.0, "pct")
     return fmt.fmt_value(value, kind)
 
 
-# -- varlen: the checks ----------------------------------------------------------------------------------------------
+# -- varlen: the checks ------------------------------------------------------------------------------------------------
 def _pf(value: float | None) -> str:
     return DASH if value is None else ("pass" if value >= 0.5 else "FAIL")
 
@@ -113,23 +121,22 @@ def checks_table(records: Sequence[Record], *, title: str | None = None) -> Tabl
     """One row per variant: the three checks pass/FAIL, what its outputs past the length look like, the final
     state's distance from the float64 reference with lengths (the drift of a variant told no lengths)."""
     recs = _order(records, varlen_exp.VARIANTS)
-    cols = ["variant", "what runs", *(c[2] for c in CHECKS), "passed", "outputs past length",
-            "final state vs reference", "real-step outputs vs reference", "with zero_output_for_mask=True", "error"]
+    cols = ["variant", "what runs", *(c[2] for c in CHECKS), "outputs past length", "final-state drift",
+            ZOFM_COLUMN, "real-step error", "error"]
     rows, raw = [], []
     for r in recs:
         m, d = r.metrics, r.details
         checks = [m.get(c[1]) for c in CHECKS]
-        passed = m.get("checks_passed")
         zofm = d.get("zero_output_for_mask_true")
         zofm_n = sum(bool(v) for v in zofm.values()) if isinstance(zofm, Mapping) else None
         pattern = d.get("past_length_outputs")
         rows.append([r.variant, varlen_exp.LABELS.get(r.variant, r.variant), *map(_pf, checks),
-                     DASH if passed is None else f"{int(passed)}/3", PATTERN_WORDS.get(pattern, pattern or DASH),
-                     _num(m.get("final_state_err"), "sci"), _num(m.get("valid_output_err"), "sci"),
-                     DASH if zofm_n is None else f"{zofm_n}/3 pass", r.error or ""])
-        raw.append([r.variant, varlen_exp.LABELS.get(r.variant, r.variant), *checks, passed, pattern,
-                    m.get("final_state_err"), m.get("valid_output_err"), zofm_n, r.error])
-    cap = _caption(recs, "reference: float64 NumPy forward pass with lengths (max |difference|)")
+                     PATTERN_WORDS.get(pattern, pattern or DASH), _num(m.get("final_state_err"), "sci"),
+                     DASH if zofm_n is None else f"{zofm_n}/3 pass", _num(m.get("valid_output_err"), "sci"),
+                     r.error or ""])
+        raw.append([r.variant, varlen_exp.LABELS.get(r.variant, r.variant), *checks, pattern,
+                    m.get("final_state_err"), zofm_n, m.get("valid_output_err"), r.error])
+    cap = _caption(recs, CHECKS_MEANING)
     return _view(title or f"Variable lengths, checks: {fmt.fmt_params(dict(recs[0].params)) if recs else ''}",
                  cap, cols, rows, raw, recs)
 
@@ -193,34 +200,35 @@ def heatmap_frame(records: Sequence[Record]) -> pd.DataFrame:
 
 def heatmap_chart(records: Sequence[Record], *, columns: int = 4) -> alt.FacetChart | None:
     """Output norm per time step (x) and batch row (y), one small panel per variant, on one colour scale (white is
-    zero); a black bar marks where each row's true length ends, so what a variant does with the padding (zeros,
+    zero); a red bar marks where each row's true length ends, so what a variant does with the padding (zeros,
     a repeated output, or still moving) shows at a glance."""
     df = heatmap_frame(records)
     if df.empty:
         return None
     t = int(df["step_end"].max())
     n_rows = int(df["row_end"].max())
-    width = int(min(300, max(140, 14 * t)))
-    height = int(min(220, max(50, 16 * n_rows)))
+    width = int(min(320, max(200, 22 * t)))
+    height = int(min(260, max(90, 22 * n_rows)))
     x = alt.X("step:Q", title="time step", scale=alt.Scale(domain=[0, t], nice=False))
-    y = alt.Y("row:Q", title="batch row", scale=alt.Scale(domain=[n_rows, 0], nice=False),
-              axis=alt.Axis(tickMinStep=1, format="d"))
+    y = alt.Y("row:O", title="batch row", axis=alt.Axis(labelOverlap="parity"))
     cells = alt.Chart().mark_rect().encode(
-        x=x, x2="step_end:Q", y=y, y2="row_end:Q",
-        color=alt.Color("norm:Q", title="‖output‖", scale=alt.Scale(scheme="blues", domainMin=0)),
+        x=x, x2="step_end:Q", y=y,
+        color=alt.Color("norm:Q", title="output norm",
+                        scale=alt.Scale(domainMin=0, range=["#ffffff", "#08306b"], interpolate="rgb")),
         tooltip=["variant", "row", alt.Tooltip("step:Q", title="step"), alt.Tooltip("norm:Q", format=".3g"),
                  alt.Tooltip("length:Q", title="true length"), alt.Tooltip("padding:N", title="padding step")])
-    ends = alt.Chart().transform_filter("datum.step == 0").mark_rule(color="black", strokeWidth=2).encode(
-        x=alt.X("length:Q"), y=y, y2="row_end:Q", tooltip=[alt.Tooltip("length:Q", title="true length")])
+    ends = alt.Chart().transform_filter("datum.step == 0").mark_tick(color="#d62728", thickness=3).encode(
+        x=alt.X("length:Q"), y=y, tooltip=["row", alt.Tooltip("length:Q", title="true length")])
     order = [v for v in varlen_exp.VARIANTS if v in set(df["variant"])]
     return alt.layer(cells, ends, data=df).properties(width=width, height=height).facet(
         facet=alt.Facet("variant:N", sort=order, title=None, header=alt.Header(labelFontWeight="bold")),
         columns=columns).properties(
-        title=alt.TitleParams("Output norm per step and row; the black bar is each row's true length",
+        title=alt.TitleParams("Output norm per time step and batch row; the red bar marks where each row's true "
+                              "length ends",
                               anchor="start"))
 
 
-# -- varlen: the GPU note -------------------------------------------------------------------------------------------
+# -- varlen: the GPU note ----------------------------------------------------------------------------------------------
 def cudnn_notes(records: Sequence[Record] = (), *, lengths: Sequence[int] | None = None,
                 seq_len: int | None = None) -> list[tuple[bool | None, str]]:
     """Whether Keras 3's fused cuDNN kernel can take this batch's mask (it needs strict right padding), as
@@ -260,13 +268,16 @@ def cudnn_notes(records: Sequence[Record] = (), *, lengths: Sequence[int] | None
     return lines
 
 
-# -- padding: the cost ------------------------------------------------------------------------------------------------
-COST_COLUMNS = (("train_seq_per_s", "training (seq/s)", "g"), ("fwd_seq_per_s", "forward (seq/s)", "g"),
-                ("wasted_pct", "padding fed (%)", "g"), ("loop_wasted_pct", "padding a length-aware loop runs (%)",
-                                                         "g"),
-                ("n_shapes", "batch shapes", "int"), ("builds", "traces / graphs built", "int"),
-                ("build_s", "build (s)", "g"), ("first_epoch_train_s", "first training epoch (s)", "g"),
-                ("train_epoch_s", "training epoch (s)", "g"))
+# -- padding: the cost -------------------------------------------------------------------------------------------------
+COST_COLUMNS = (("train_seq_per_s", "train (seq/s)", "g"), ("fwd_seq_per_s", "forward (seq/s)", "g"),
+                ("wasted_pct", "padding fed", "pct100"), ("loop_wasted_pct", "padding in loop", "pct100"),
+                ("n_shapes", "batch shapes", "int"), ("builds", "traces / graphs", "int"),
+                ("build_s", "build (s)", "g"), ("first_epoch_train_s", "1st train epoch (s)", "g"),
+                ("train_epoch_s", "train epoch (s)", "g"))
+COST_MEANING = ("padding fed: the share of the time steps fed that are padding; padding in loop: the share a loop "
+                "that stops at each batch's longest row (dynamic_rnn, static_rnn's skip) still runs; batch shapes: "
+                "distinct (rows, padded length), each one trace of a shape-specialised tf.function; traces / "
+                "graphs: functions traced (forward + training) or TF1 graphs built")
 
 
 def cost_table(records: Sequence[Record], *, title: str | None = None) -> TableView:
@@ -282,7 +293,7 @@ def cost_table(records: Sequence[Record], *, title: str | None = None) -> TableV
         raw.append([r.variant, padding_exp.LABELS.get(r.variant, r.variant), *vals, r.error])
     p = dict(recs[0].params) if recs else {}
     extra = (f"{p.get('n_sequences', '?'):,} sequences, lengths {p.get('lengths')}, batch {p.get('batch')}, "
-             f"{p.get('buckets')} buckets; median of {p.get('repeats')} epochs" if p else "")
+             f"{p.get('buckets')} buckets; median of {p.get('repeats')} epochs; {COST_MEANING}" if p else "")
     return _view(title or f"Padding strategies: {fmt.fmt_params(p)}", _caption(recs, extra), cols, rows, raw, recs)
 
 
@@ -327,19 +338,19 @@ def seed001_comparison(records: Sequence[Record]) -> str | None:
               f"static_rnn at the fixed length trains **{fmt.fmt_ratio(1 / ratio)} as fast**" if ratio <= 1 / 1.1
               else "the two train **about as fast** (within 10%)")
     return (f"**Seed 001's choice.** static_rnn padded to the longest sequence ({_num(sm['train_seq_per_s'])} seq/s, "
-            f"{_num(sm.get('wasted_pct'))}% of the fed steps are padding, one graph of "
+            f"{_num(sm.get('wasted_pct'), 'pct100')} of the fed steps are padding, one graph of "
             f"{_num(sm.get('graph_nodes'), 'int')} nodes built in {_num(sm.get('build_s'))} s) against dynamic_rnn "
             f"over {int(d.params.get('buckets', 0)) or '?'} length buckets ({_num(dm['train_seq_per_s'])} seq/s, "
-            f"{_num(dm.get('wasted_pct'))}% padding, {_num(dm.get('graph_nodes'), 'int')} nodes in "
+            f"{_num(dm.get('wasted_pct'), 'pct100')} padding, {_num(dm.get('graph_nodes'), 'int')} nodes in "
             f"{_num(dm.get('build_s'))} s): {faster}. Both get `sequence_length`, so neither computes every padded "
             f"step: a length-aware loop stops at each batch's longest row, which leaves "
-            f"{_num(sm.get('loop_wasted_pct'))}% vs {_num(dm.get('loop_wasted_pct'))}% of its steps as padding.")
+            f"{_num(sm.get('loop_wasted_pct'), 'pct100')} vs {_num(dm.get('loop_wasted_pct'), 'pct100')} of its steps "
+            "as padding.")
 
 
-# -- seed 003 -------------------------------------------------------------------------------------------------------------
+# -- seed 003 ----------------------------------------------------------------------------------------------------------
 SEED003_ROWS = (("steps_per_s", "steps/s once warm (the seed's steps 101 -> 201)", "g"),
                 ("first_interval_steps_per_s", "steps/s over the first interval (steps 1 -> 101)", "g"),
-                ("first_interval_s", "first interval (s)", "g"),
                 ("build_s", "building the graph (s)", "g"),
                 ("first_step_s", "first training step (s)", "g"),
                 ("together_s", "build + session + first step + first interval (s)", "g"),
@@ -388,20 +399,22 @@ def seed003_chart(records: Sequence[Record]) -> alt.Chart | None:
         r = _pick(records, v)
         for metric, phase in (("first_interval_steps_per_s", "first interval"), ("steps_per_s", "once warm")):
             rows.append({"variant": v, "phase": phase, "source": "seed 003's log (2017 GPU)",
-                         "steps/s": c[v][metric]})
+                         "steps_per_s": c[v][metric]})
             if r is not None and r.ok and metric in r.metrics:
-                rows.append({"variant": v, "phase": phase, "source": here, "steps/s": r.metrics[metric]})
+                rows.append({"variant": v, "phase": phase, "source": here, "steps_per_s": r.metrics[metric]})
     df = pd.DataFrame(rows)
     if (df["source"] == here).sum() == 0:
         return None
-    return alt.Chart(df).mark_bar().encode(
+    # dots, not bars: the log axis (the seed's GPU and a CPU differ by orders of magnitude) has no zero to start from
+    return alt.Chart(df).mark_point(filled=True, size=140, opacity=0.9).encode(
         y=alt.Y("variant:N", title=None, sort=list(seed003_exp.VARIANTS)),
-        yOffset=alt.YOffset("source:N"),
-        x=alt.X("steps/s:Q", title="training steps per second"),
-        color=alt.Color("source:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=400)),
+        x=alt.X("steps_per_s:Q", title="training steps per second (log scale)", scale=alt.Scale(type="log")),
+        color=alt.Color("source:N", title=None,
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=400)),
+        shape=alt.Shape("source:N", title=None),
         row=alt.Row("phase:N", title=None, sort=["first interval", "once warm"]),
-        tooltip=["variant", "phase", "source", alt.Tooltip("steps/s:Q", format=".3g")],
-    ).properties(width=460, height=70, title=alt.TitleParams("Training steps per second", anchor="start"))
+        tooltip=["variant", "phase", "source", alt.Tooltip("steps_per_s:Q", title="steps/s", format=".3g")],
+    ).properties(width=300, height=60, title=alt.TitleParams("Training steps per second", anchor="start"))
 
 
 def seed003_verdict_parts(records: Sequence[Record]) -> tuple[str, list[str]]:
@@ -412,7 +425,7 @@ def seed003_verdict_parts(records: Sequence[Record]) -> tuple[str, list[str]]:
     return verdict, [x for x in lines if x != verdict]
 
 
-# -- the CLI line ---------------------------------------------------------------------------------------------------
+# -- the CLI line ------------------------------------------------------------------------------------------------------
 def cli_command(experiment: str, values: Mapping[str, Any], variants: Sequence[str]) -> str:
     """The same measurement from a terminal, as short as the presets allow."""
     from ..experiments import get
