@@ -43,6 +43,12 @@ def routed() -> None:
         from streamlit.runtime.pages_manager import PagesManager
     except ImportError:  # a Streamlit without it has no legacy mode to leave
         return
+    from streamlit import config
+
+    if config.get_option("global.appTest"):  # (AppTest patches config.get_option, not st.get_option)
+        # AppTest restarts in the legacy mode on every run(); a rerun there would drop the click being tested.
+        # Its runs of a page stay direct (the router is tested by the main run and the browser test).
+        return
     if getattr(PagesManager, "uses_pages_directory", False):
         PagesManager.uses_pages_directory = False
         st.rerun()
