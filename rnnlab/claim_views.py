@@ -450,7 +450,7 @@ def _bars(records: Sequence[Record], metric: str, *, labels: Mapping[str, str], 
     if color:
         enc["color"] = alt.Color("group:N", title=None, legend=alt.Legend(orient="bottom"))
     mark = alt.Chart(df).mark_circle(size=120, opacity=1) if log else alt.Chart(df).mark_bar()  # no bar from 0 on log
-    return mark.encode(**enc).properties(width=width, title=title)
+    return mark.encode(**enc).properties(width=width, height=alt.Step(24), title=title)
 
 
 def _side_by_side(alt, *charts):
@@ -502,17 +502,17 @@ def training_charts(cfg: Configuration, width: int = 340):
     if acc:
         a_chart = alt.Chart(pd.DataFrame(acc)).mark_line(point=True).encode(
             x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
-            y=alt.Y("test accuracy:Q", axis=alt.Axis(format="%"), scale=alt.Scale(zero=False)),
+            y=alt.Y("test accuracy:Q", axis=alt.Axis(format="%"), scale=alt.Scale(zero=False), title="test accuracy"),
             color=alt.Color("variant:N", legend=alt.Legend(orient="bottom", columns=3)),
             tooltip=["variant", "epoch", alt.Tooltip("test accuracy:Q", format=".1%")],
         ).properties(width=width, title="Test accuracy after each epoch")
     if times:
         t_chart = alt.Chart(pd.DataFrame(times)).mark_line(point=True).encode(
             x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
-            y=alt.Y("seconds:Q", scale=alt.Scale(type="log"), title="training time of the epoch (s, log)"),
+            y=alt.Y("seconds:Q", scale=alt.Scale(type="log"), title="seconds (log)"),
             color=alt.Color("variant:N", legend=alt.Legend(orient="bottom", columns=3)),
             tooltip=["variant", "epoch", alt.Tooltip("seconds:Q", format=".3g")],
-        ).properties(width=width, title="Time per epoch (the first one compiles)")
+        ).properties(width=width, title="Training time per epoch (the first compiles)")
     return a_chart, t_chart
 
 

@@ -1,0 +1,298 @@
+"""Claims: every checkable claim of the four seeds, judged on this machine's records (the page people link to).
+
+Sections: the claims (summary, filters, table, downloads, one expander per claim); tuning knobs, mixed precision and
+a real training task (the experiments only this page shows); fastest for you (``rnnlab.recommend`` at the reader's
+configuration). The filters and the recommendation's configuration live in the URL. Verdicts, tables and charts
+come from ``rnnlab.claims`` and ``rnnlab.claim_views``; this page only lays them out.
+"""
+
+import streamlit as st
+
+import ui
+from rnnlab import api, claim_views as CV, claims, envinfo, experiments, findings, lookup, recommend, tables
+from rnnlab import variants as V
+from rnnlab.claims import STATUSES
+from rnnlab.errors import RnnlabError
+from rnnlab.experiments.training import summarize as training_summary
+from rnnlab.views import to_frame
+
+ui.nav.routed()  # first: a direct link right after a server start goes through the router
+
+P = "claims."  # widget and session keys of this page
+UNROLL = experiments.get("unroll")
+REC_NAMES = ("cell", "layers", "units", "batch", "seq_len")
+REC_DEFAULTS = {k: claims.SEED_000[k] for k in REC_NAMES}
+BASE = list(V.BASE_VARIANTS)
+SECTIONS = {"knobs": ("Tuning knobs", "tuning-knobs", "seed 000 §5.3"),
+            "precision": ("Mixed precision", "mixed-precision", "seed 000 §6.3"),
+            "training": ("A real training task", "training", "seed 004")}
+RUN_WHERE = P + "run_section"  # the section whose Run button started the run: its progress shows there
+ICON = {"holds": ":green[:material/check_circle:]", "does not hold": ":red[:material/cancel:]",
+        "depends": ":orange[:material/contrast:]", "not measured": ":gray[:material/radio_button_unchecked:]",
+        "not measurable here": ":gray[:material/block:]"}
+CELL = {"holds": "background-color: #d9f2e3", "does not hold": "background-color: #fbdada",
+        "depends": "background-color: #fdeccc", "not measured": "color: #6b6b6b",
+        "not measurable here": "color: #6b6b6b"}
+
+sync = ui.UrlSync(P, experiment="unroll", names=REC_NAMES, defaults=REC_DEFAULTS, default_variants=BASE,
+                  extra_defaults=CV.SETTING_DEFAULTS, allowed_variants=list(V.VARIANTS))
+
+st.title("Claims: what the seeds say, measured here")
+st.caption("Every checkable statement of the four seed articles, with the seed's own figure, judged on the records "
+           "measured on this machine (and bundled results where this machine has none). A speed or memory claim "
+           f"holds when the winner saves at least {claims.MARGIN:.0%} and the quartiles of the timed steps do not "
+           "overlap; each verdict says what was measured.")
+
+sync.apply()
+if sync.extra:  # the URL was applied (a link, a return to this page): its non-parameter settings too
+    settings, problems = CV.parse_settings(sync.extra)
+    st.session_state[P + "w_seeds"] = settings["seeds"]
+    st.session_state[P + "w_status"] = settings["status"]
+    st.session_state[P + "w_n_steps"] = settings["n_steps"]
+    st.session_state[P + "w_mode"] = settings["mode"]
+    if problems:
+        st.warning("This link holds settings that cannot be used; the defaults replace them:\n"
+                   + "\n".join(f"- {ui.md_escape(p)}" for p in problems), icon=":material/link_off:")
+    sync.extra = {}
+
+records = None
+with ui.guard("Reading the stored results"):
+    records = ui.records()
+if records is None:
+    st.stop()
+results = claims.evaluate(records)
+busy = bool(ui.jobs.manager().active())
+slots = {"top": st.container()}  # filled last: the progress of a run, where its Run button was
+
+
+def start(plan, section: str) -> None:
+    if ui.jobs.start(plan, watch=P):
+        st.session_state[RUN_WHERE] = section
+        st.rerun()
+
+
+def plan_of(command: str):
+    """A claim's command as a Plan (None, with a message, when it cannot run here)."""
+    with ui.guard("This claim's run cannot start"):
+        args = CV.command_args(command)
+        exp = experiments.get(args["experiment"])
+        return api.plan(exp.name, preset=args["preset"], overrides=exp.params.parse_assignments(args["sets"]),
+                        variants=args["variants"])
+    return None
+
+
+# -- summary -------------------------------------------------------------------------------------------------------
+n = CV.counts(results)
+for col, s in zip(st.columns(len(STATUSES)), STATUSES):
+    col.metric(f"{ICON[s]} {s}", n[s], help=CV.STATUS_HELP[s], border=True)
+if records:
+    st.caption(f"Judged on {len(records)} records: {ui.md_escape(tables.source_note(records))}.")
+else:
+    st.info("Nothing is measured yet, so every claim is *not measured*. A first look at the unrolling claims takes "
+            "about a minute: `python -m rnnlab run unroll --preset quick` in a terminal, or press **Run** in a "
+            "claim's row below; each claim names the command that measures it.", icon=":material/info:")
+st.markdown("On this page: [the claims](#the-claims) · " + " · ".join(f"[{t}](#{a})" for t, a, _ in SECTIONS.values())
+            + " · [fastest for you](#fastest-for-you)")
+
+# -- the claims ----------------------------------------------------------------------------------------------------
+st.header("The claims", anchor="the-claims", divider="gray")
+f1, f2 = st.columns(2)
+f1.multiselect("seed", CV.SEEDS, format_func=lambda s: f"{s}: {CV.SEED_TITLES[s]}", key=P + "w_seeds",
+               placeholder="every seed")
+f2.multiselect("verdict", STATUSES, key=P + "w_status",
+               placeholder="every verdict")
+shown = CV.select(results, seeds=st.session_state[P + "w_seeds"], statuses=st.session_state[P + "w_status"])
+slots["claims"] = st.container()
+if not shown:
+    st.info("No claim matches these filters.", icon=":material/filter_alt_off:")
+else:
+    view = CV.claims_view(shown, records=records)
+    frame = to_frame(view).drop(columns=["why / depends on", "command"])
+    frame["tested by"] = [c.experiment for c, _ in shown]
+    st.dataframe(frame.style.map(lambda s: CELL.get(s, ""), subset=["verdict"]), hide_index=True, key=P + "table",
+                 width="stretch", height=min(35 * (len(frame) + 1) + 3, 1000), column_config={
+                     "verdict": st.column_config.TextColumn(width=140, pinned=True),
+                     "claim (the seed's words and figure)": st.column_config.TextColumn(width=460),
+                     "seed": st.column_config.TextColumn(width=130),
+                     "tested by": st.column_config.TextColumn(width=90, help="the experiment that measures it"),
+                     "measured here": st.column_config.TextColumn(width=900)})
+    st.caption(f"{len(shown)} of {len(results)} claims; hover a cell for its full text, or open a claim below.")
+    export = view
+    rep = ui.downloads.make_report("rnnlab: the seeds' claims, measured", export.caption, [export], [], records)
+    ui.downloads.buttons(rep, key=P + "claims", formats=(("md", "Markdown"), ("csv", "CSV"), ("pptx", "PowerPoint")),
+                         label="Download this table:")
+
+    st.subheader("Each claim in detail")
+    for c, v in shown:
+        with st.expander(f"{ICON[v.status]} **{v.status}** · {ui.md_escape(c.text)}"):
+            st.markdown(f"**Seed:** {CV.seed_label(c)}: {ui.md_escape(CV.seed_title(c))} (`{c.seed}`)")
+            st.markdown(f"**Measured here:** {ui.md_escape(v.measured)}")
+            st.markdown(f"**{'Depends on' if v.status == 'depends' else 'Why'}:** {ui.md_escape(v.why)}")
+            exp = experiments.get(c.experiment)
+            st.markdown(f"**Tested by:** `{c.experiment}` ({ui.md_escape(exp.title)}), {c.preset} preset, "
+                        f"variants {', '.join(f'`{x}`' for x in c.variants)}. From a terminal:")
+            st.code(c.command, language="bash")
+            if exp.page == "claims":
+                title, anchor, _ = SECTIONS[c.experiment]
+                st.markdown(f":material/arrow_downward: [{title}, below on this page](#{anchor})")
+            elif not ui.page_link(exp.page, f"Open the {ui.nav.title(exp.page)} page"):
+                st.caption(f"The {c.experiment} experiment has no page yet: use the command above.")
+            if v.status == "not measured":
+                plan = plan_of(c.command)
+                if plan is not None and st.button(f"Run: {plan.n_tasks} measurement{'s' * (plan.n_tasks != 1)}",
+                                                  key=P + "run_" + c.id, disabled=busy, icon=":material/play_arrow:",
+                                                  help="measures in the background; every variant in a fresh "
+                                                       "TensorFlow process"):
+                    start(plan, "claims")
+            elif v.status == "not measurable here":
+                gpu = [r for r in records if r.experiment == c.experiment and
+                       str(r.env.get("device", "")).upper() == "GPU"]
+                st.caption("This machine has no GPU. " + (
+                    f"GPU results are stored from {', '.join(sorted({r.machine for r in gpu}))}, but not for this "
+                    "claim's variants and configuration." if gpu else
+                    "No GPU results are bundled or imported: `python -m rnnlab import FILE` with records from a GPU "
+                    "machine judges it."))
+
+
+# -- knobs, precision, training --------------------------------------------------------------------------------------
+def run_buttons(name: str) -> None:
+    """Run buttons for the quick and seed presets, each saying what is not stored yet, and the device."""
+    exp = experiments.get(name)
+    env = None
+    with ui.guard("Reading this machine's environment"):
+        env = lookup.known_env(ui.store(), "auto")
+    fp = envinfo.fingerprint(env) if env else None
+    cols = st.columns([3, 3, 4])
+    for col, preset in zip(cols, ("quick", "seed")):
+        try:
+            plan = api.plan(name, preset=preset)
+        except RnnlabError as e:
+            col.button(f"{preset} preset", disabled=True, key=f"{P}run_{name}_{preset}", help=str(e))
+            continue
+        missing = sum(len(lookup.pick(records, p, plan.variants, fingerprint=fp, experiment=name).missing)
+                      for p in plan.points)
+        point = {k: v for k, v in exp.presets[preset].items() if k != "variants"}
+        label = (f"Run {preset} preset ({missing} to measure)" if missing else f"{preset.capitalize()} preset: stored")
+        if col.button(label, key=f"{P}run_{name}_{preset}", disabled=busy or not missing,
+                      icon=":material/play_arrow:" if missing else ":material/check:", type="secondary",
+                      help=f"{CV.describe(point)}; variants {', '.join(plan.variants)}"):
+            start(plan, name)
+    device = (env or {}).get("device") or ("GPU if TensorFlow sees one, else CPU" if envinfo.gpu_hint() else "CPU")
+    cols[2].caption(f"Runs measure on this machine's {device}, each variant in a fresh TensorFlow process. Quick: "
+                    f"small sizes, a first look; seed: the seed's own configuration.")
+
+
+def experiment_section(name: str) -> None:
+    title, anchor, ref = SECTIONS[name]
+    exp = experiments.get(name)
+    st.header(f"{title} ({ref})", anchor=anchor, divider="gray")
+    st.caption(exp.summary)
+    tested = [(c, v) for c, v in results if c.experiment == name]
+    if tested:
+        st.markdown("Claims tested here:\n" + "\n".join(f"- {ICON[v.status]} **{v.status}**: {ui.md_escape(c.text)}"
+                                                         for c, v in tested))
+    run_buttons(name)
+    slots[name] = st.container()
+    configs = CV.configurations(records, name, seed_preset=exp.presets.get("seed"))
+    if not configs and busy and st.session_state.get(RUN_WHERE) == name:
+        st.info("Measuring: the table and charts appear here when the run ends.", icon=":material/hourglass_top:")
+        return
+    if not configs:
+        ui.how_to_get(f"python -m rnnlab run {name} --preset quick", page="claims", button="Run quick preset",
+                      here=True)
+        return
+    cfg = configs[0]
+    if len(configs) > 1:
+        i = st.selectbox("configuration", range(len(configs)), format_func=lambda k: configs[k].label,
+                         key=f"{P}{name}_cfg", help="every configuration stored for this experiment")
+        cfg = configs[i if i is not None and i < len(configs) else 0]
+    st.markdown(f"**Device: {cfg.device}** ({ui.md_escape(cfg.source)})")
+    if name == "knobs":
+        ui.table(CV.knobs_view(cfg), key=f"{P}{name}_table")
+        for note in CV.knobs_notes(cfg):
+            st.caption(ui.md_escape(note))
+        chart = CV.knobs_chart(cfg)
+        if chart is not None:
+            st.altair_chart(chart)
+    elif name == "precision":
+        ui.table(CV.precision_view(cfg), key=f"{P}{name}_table")
+        chart = CV.precision_chart(cfg)
+        if chart is not None:
+            st.altair_chart(chart)
+        notes = CV.precision_notes(cfg)
+        if notes:
+            st.markdown("**What each dtype does on this device** (the worker's own check):\n"
+                        + "\n".join(f"- `{v}`: {ui.md_escape(t)}" for v, t in notes))
+    else:
+        st.markdown(ui.md_escape(training_summary(cfg.records)))
+        ui.table(CV.training_view(cfg), key=f"{P}{name}_table")
+        acc, times = CV.training_charts(cfg)
+        cols = st.columns(2)
+        for col, chart in zip(cols, (acc, times)):
+            if chart is not None:
+                col.altair_chart(chart)
+
+
+for section in SECTIONS:
+    experiment_section(section)
+
+# -- fastest for you -------------------------------------------------------------------------------------------------
+st.header("Fastest for you", anchor="fastest-for-you", divider="gray")
+st.caption("Which unrolling variant to use at your configuration, from the unroll records stored for this machine's "
+           "device: the least time to build and then run N steps, the fastest step once warm, and the least memory, "
+           "each with its margin over the runner-up.")
+c = st.columns([2, 1, 1, 1, 1, 2, 3])
+c[0].selectbox("cell", UNROLL.params["cell"].choices, key=P + "cell", help=UNROLL.params["cell"].help)
+for col, name in zip(c[1:5], REC_NAMES[1:]):
+    p = UNROLL.params[name]
+    col.number_input(name, min_value=int(p.lo), max_value=int(p.hi), step=1, key=P + name,
+                     help=f"{p.help} ({int(p.lo)} to {int(p.hi)})")
+c[5].number_input("N steps", min_value=CV.N_STEPS[0], max_value=CV.N_STEPS[1], step=100, key=P + "w_n_steps",
+                  help="how many steps you will run after building: few steps favour a cheap build, many a fast step")
+c[6].radio("mode", CV.MODES, key=P + "w_mode", horizontal=True,
+           format_func=lambda m: "training" if m == "train" else "inference (forward only)")
+st.multiselect("variants to consider", list(V.VARIANTS), format_func=lambda v: f"{v}: {V.label(v)}",
+               key=P + "variants")
+values = {k: st.session_state[P + k] for k in REC_NAMES}
+chosen = [v for v in V.VARIANTS if v in st.session_state[P + "variants"]]
+n_steps, mode = int(st.session_state[P + "w_n_steps"]), st.session_state[P + "w_mode"]
+sync.write(values, chosen, CV.encode_settings({"n_steps": n_steps, "mode": mode,
+                                               "seeds": st.session_state[P + "w_seeds"],
+                                               "status": st.session_state[P + "w_status"]}))
+
+rec = recommend.recommend([r for r in records if r.experiment == "unroll"], config=values, n_steps=n_steps, mode=mode,
+                          variants=chosen or None)
+link_query = findings.unroll_query(values, chosen or BASE)
+if not chosen:
+    st.info("Pick at least one variant to compare.", icon=":material/info:")
+elif all(rec.picks[g].variant is None for g in recommend.GOALS):
+    st.info(f"Nothing stored at {ui.md_escape(CV.describe(values))} yet. Measure it in a terminal: "
+            f"`{CV.measure_command(values, chosen)}`, or open the Unrolling page with this configuration and press "
+            "**Run** there.", icon=":material/info:")
+    ui.page_link("unrolling", "Measure this configuration on the Unrolling page", query=link_query)
+else:
+    st.markdown(f"On **{rec.device}**, at {ui.md_escape(CV.describe(rec.config))}:")
+    for col, goal in zip(st.columns(len(recommend.GOALS)), recommend.GOALS):
+        pick = rec.picks[goal]
+        with col.container(border=True):
+            st.metric(CV.goal_title(goal, n_steps, mode), pick.variant or "–",
+                      delta=(f"{pick.margin:.0%} ahead of {pick.runner_up}" if pick.margin is not None else None),
+                      delta_color="off" if pick.margin is not None and pick.margin < 0.05 else "normal")
+            st.caption(ui.md_escape(pick.text))
+    table = CV.recommendation_view(rec)
+    if table is not None:
+        ui.table(table, key=P + "rec_table")
+    notes = []
+    if rec.failed:
+        notes.append("Failed here: " + "; ".join(f"{v} ({why})" for v, why in rec.failed.items()) + ".")
+    notes += list(rec.notes)
+    for line in notes:
+        st.caption(ui.md_escape(line))
+    if rec.missing:
+        st.caption(f"Not measured at this configuration: {', '.join(rec.missing)}. In a terminal: "
+                   f"`{CV.measure_command(values, rec.missing)}`")
+        ui.page_link("unrolling", "Measure the missing variants on the Unrolling page", query=link_query)
+
+# the run's progress and outcome, where its Run button was
+with slots.get(st.session_state.get(RUN_WHERE, "top"), slots["top"]):
+    ui.jobs.panel(watch=P)
