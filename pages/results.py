@@ -83,7 +83,7 @@ st.caption(f"{len(shown)} of {len(df)} records; select rows with the boxes on th
 rows_sig = hashlib.sha256("|".join(shown["_id"]).encode()).hexdigest()[:10]
 event = st.dataframe(
     shown, key=P + "table-" + rows_sig, on_select="rerun", selection_mode="multi-row", hide_index=True, width="stretch",
-    column_order=["experiment", "variant", "config", "status", "fwd_ms", "train_ms", "device", "source", "date",
+    column_order=["experiment", "variant", "config", "status", "fwd_ms", "train_ms", "date", "source", "device",
                   "machine"],
     column_config={
         "date": st.column_config.TextColumn("date (UTC)"),
@@ -91,7 +91,7 @@ event = st.dataframe(
         "machine": st.column_config.TextColumn(width="medium"),
         "fwd_ms": st.column_config.NumberColumn("forward (ms)", format="%.3g"),
         "train_ms": st.column_config.NumberColumn("train step (ms)", format="%.3g"),
-        "status": st.column_config.TextColumn("status", width="medium"),
+        "status": st.column_config.TextColumn("status", width="small", help="ok, or why the variant failed"),
     })
 picked = [shown.loc[i, "_id"] for i in (event.selection.rows if event is not None else []) if i < len(shown)]
 picked_recs = [by_key[k] for k in picked if k in by_key]

@@ -2,7 +2,7 @@
 
 Every page opens without an exception block; a tiny experiment runs through the UI (real workers) and its table
 shows; a shared link (URL with query parameters) opens the same settings in a new session; a bad link warns.
-Screenshots of each page go to artifacts/screenshots/ (git-ignored).
+Screenshots of each page go to artifacts/screenshots/app-<page>.png (git-ignored).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def test_pages_run_and_shared_links(tmp_path):
             assert page.locator("h1").count() >= 1, p.url_path
         open_page(page, url + "/")
         assert "No results yet" in page.locator('[data-testid="stMain"]').inner_text()
-        screenshot(page, "overview-empty")
+        screenshot(page, "app-overview-empty")
 
         # a tiny experiment through the UI: the link sets the widgets, Run measures in the background
         open_page(page, url + "/unrolling" + query(TINY))
@@ -81,7 +81,7 @@ def test_pages_run_and_shared_links(tmp_path):
         assert widget_value(page, "units") == "4" and widget_value(page, "seq_len") == "5"
         page.get_by_role("button", name=re.compile(r"Run: measure 2 variants")).click()
         page.get_by_text("Measuring:").first.wait_for(timeout=30_000)  # progress: variant, phase, elapsed
-        screenshot(page, "unrolling-running")
+        screenshot(page, "app-unrolling-running")
         page.get_by_text("Run finished").wait_for(timeout=150_000)
         wait_idle(page)
         no_exception(page)
@@ -90,7 +90,7 @@ def test_pages_run_and_shared_links(tmp_path):
         cells = grid_text(page, "tf1_dynamic")
         assert "tf1_static" in cells and "tf1_dynamic" in cells, cells[:500]
         assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 4
-        screenshot(page, "unrolling")
+        screenshot(page, "app-unrolling")
         with page.expect_download(timeout=30_000) as dl:  # the bytes are made on click
             page.get_by_role("button", name="CSV", exact=True).click()
         assert "tf1_static" in Path(dl.value.path()).read_text()
@@ -113,7 +113,7 @@ def test_pages_run_and_shared_links(tmp_path):
         text = page.locator('[data-testid="stMain"]').inner_text()
         assert "cell='transformer'" in text and "bogus" in text
         assert widget_value(page, "units") == "128"
-        screenshot(page, "unrolling-bad-link")
+        screenshot(page, "app-unrolling-bad-link")
 
         # every other page with the measured records
         for p in nav.existing():
@@ -123,5 +123,5 @@ def test_pages_run_and_shared_links(tmp_path):
             no_exception(page)
             if p.url_path == "overview":
                 assert "static_rnn builds" in page.locator('[data-testid="stMain"]').inner_text()
-            screenshot(page, p.url_path)
+            screenshot(page, f"app-{p.url_path}")
     assert time.monotonic() - t_start < 180
