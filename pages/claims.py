@@ -135,7 +135,9 @@ else:
             if exp.page == "claims":
                 title, anchor, _ = SECTIONS[c.experiment]
                 st.markdown(f":material/arrow_downward: [{title}, below on this page](#{anchor})")
-            elif not ui.page_link(exp.page, f"Open the {ui.nav.title(exp.page)} page"):
+            elif not ui.page_link(exp.page, f"Open the {ui.nav.title(exp.page)} page" + (
+                    " at this configuration" if c.experiment == "unroll" else ""),
+                    query=findings.unroll_query(CV.claim_params(c), c.variants) if c.experiment == "unroll" else None):
                 st.caption(f"The {c.experiment} experiment has no page yet: use the command above.")
             if v.status == "not measured":
                 plan = plan_of(c.command)

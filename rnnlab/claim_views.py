@@ -579,3 +579,16 @@ def command_args(command: str) -> dict[str, Any]:
             raise ValueError(f"unexpected {w!r} in {command!r}")
     return out
 
+
+def claim_params(claim: Claim) -> dict[str, Any]:
+    """The configuration a claim's command measures: its preset's values with the ``--set`` ones over them (a swept
+    parameter keeps the preset's value). For a link that opens the claim's configuration on its page."""
+    from . import experiments
+
+    args = command_args(claim.command)
+    exp = experiments.get(args["experiment"])
+    params = {k: v for k, v in exp.presets.get(args["preset"] or "", {}).items() if k != "variants"}
+    for k, vals in exp.params.parse_assignments(args["sets"]).items():
+        if len(vals) == 1:
+            params[k] = vals[0]
+    return params

@@ -260,6 +260,16 @@ def test_run_buttons_start_background_runs(monkeypatch):
     assert plans[1].experiment == "unroll" and plans[1].variants == ("tf1_static", "tf1_dynamic")
 
 
+def test_claims_link_to_their_page_with_their_configuration():
+    at = app({"seeds": "000", "status": "not-measured"})
+    links = [p.proto for p in page_links(at) if "Unrolling page at this configuration" in p.proto.label]
+    seed = [p.query_string for p in links if "layers=3&units=128&batch=32&seq_len=100" in p.query_string]
+    quick = [p.query_string for p in links if "layers=1&units=32&batch=8&seq_len=20" in p.query_string]
+    assert seed and quick, [p.query_string for p in links]  # the seed preset's claims, and the quick ones
+    assert any(q.endswith("variants=tf1_static%2Ctf1_dynamic") for q in seed), seed
+    assert not any("device=gpu" in q for q in seed + quick)  # the GPU claim is not "not measured" here
+
+
 def test_downloads_render_md_csv_pptx():
     from rnnlab import exporters
     from ui import downloads
