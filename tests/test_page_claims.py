@@ -158,6 +158,19 @@ def test_empty_store_says_how_to_measure():
     assert any("Unrolling" in p.proto.label and "units=128" in p.proto.query_string for p in page_links(at))
 
 
+def test_a_store_from_a_newer_rnnlab_is_a_message_not_a_traceback():
+    import sqlite3
+
+    con = sqlite3.connect(os.environ["RNNLAB_STORE"])
+    con.execute("PRAGMA application_id=1919839852")  # rnnlab's
+    con.execute("PRAGMA user_version=99")
+    con.execute("CREATE TABLE records (key TEXT)")
+    con.commit()
+    con.close()
+    at = app()
+    assert any("newer rnnlab" in plain(e.value) for e in at.error)
+
+
 def test_the_verdict_follows_the_records():
     Store().put_many(speed_records(holds=True))
     at = app()
