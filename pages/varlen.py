@@ -173,8 +173,8 @@ def lengths_ok(sec: Section, values: dict) -> bool:
     rows = values.get("n_sequences") or values.get("n_data") or values["batch"]
     what = "sequence" if sec.name in ("cost", "seed003") else "row"
     try:
-        st.caption(vv.lengths_note(values["lengths"], rows, values["seq_len"], values.get("seed", 0), what=what)
-                   + ".")
+        spec = vv.normalize_lengths(values["lengths"])  # what it takes, when it is not understood
+        st.caption(vv.lengths_note(spec, rows, values["seq_len"], values.get("seed", 0), what=what) + ".")
         return True
     except RnnlabError as e:
         st.error(ui.md_escape(e), icon=":material/error:")
@@ -316,6 +316,9 @@ with open_tab:
         verdict, paragraphs = vv.seed003_verdict_parts(recs) if recs else ("", [])
         if verdict:
             (st.warning if "does not hold" in verdict else st.success)(verdict, icon=":material/gavel:")
+            if not vv.is_seed_config(recs[0].params):
+                st.caption("Measured at a smaller configuration than the seed's: **Seed 003's exact configuration** "
+                           "above compares like with like (several minutes on a CPU).")
         view = vv.seed003_table(recs)
         ui.table(view, key=sec.prefix + "table")
         chart = vv.seed003_chart(recs)

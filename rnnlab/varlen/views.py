@@ -293,7 +293,8 @@ def cost_table(records: Sequence[Record], *, title: str | None = None) -> TableV
         raw.append([r.variant, padding_exp.LABELS.get(r.variant, r.variant), *vals, r.error])
     p = dict(recs[0].params) if recs else {}
     extra = (f"{p.get('n_sequences', '?'):,} sequences, lengths {p.get('lengths')}, batch {p.get('batch')}, "
-             f"{p.get('buckets')} buckets; median of {p.get('repeats')} epochs; {COST_MEANING}" if p else "")
+             f"{p.get('buckets')} buckets; median of {p.get('repeats')} epoch{'s' if p.get('repeats') != 1 else ''}; "
+             f"{COST_MEANING}" if p else "")
     return _view(title or f"Padding strategies: {fmt.fmt_params(p)}", _caption(recs, extra), cols, rows, raw, recs)
 
 
@@ -350,7 +351,7 @@ def seed001_comparison(records: Sequence[Record]) -> str | None:
 
 # -- seed 003 ----------------------------------------------------------------------------------------------------------
 SEED003_ROWS = (("steps_per_s", "steps/s once warm (the seed's steps 101 -> 201)", "g"),
-                ("first_interval_steps_per_s", "steps/s over the first interval (steps 1 -> 101)", "g"),
+                ("first_interval_steps_per_s", "steps/s over the first interval (the seed's steps 1 -> 101)", "g"),
                 ("build_s", "building the graph (s)", "g"),
                 ("first_step_s", "first training step (s)", "g"),
                 ("together_s", "build + session + first step + first interval (s)", "g"),
