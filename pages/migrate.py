@@ -1,0 +1,318 @@
+"""Migrate TF1 to Keras 3: the mapping checked live here, the converter (a demo run and the user's own checkpoint),
+and seed 004's "cuDNN-based" construct corrected (experiment ``migrate``).
+
+Nothing here imports TensorFlow: stored records show at once, Run measures in workers (ui.jobs), and an uploaded
+checkpoint is converted by ``python -m rnnlab convert`` in a subprocess. The settings live in the URL.
+"""
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+
+import streamlit as st
+
+import ui
+from rnnlab import api, envinfo, experiments, lookup, tables
+from rnnlab.errors import RnnlabError
+from rnnlab.format import fmt_params
+from rnnlab.migrate import cudnn, mapping
+from rnnlab.migrate import views as MV
+from rnnlab.views import to_frame
+
+ui.nav.routed()  # first: a direct link right after a server start goes through the router
+
+EXP = experiments.get("migrate")
+P = "migrate."
+ROWS = {r.variant: r for r in mapping.ROWS if r.variant}
+PRESET_LABELS = {"quick": "quick: units 8, batch 3, 6 steps", "seed": "seed 004: units 32, batch 32, 28 steps"}
+CONVERT_TIMEOUT_S = 240
+
+sync = ui.UrlSync(P, experiment="migrate", names=["cell", "layers"], defaults={"cell": "lstm", "layers": 2},
+                  default_variants=list(ROWS)[:1], extra_defaults={"preset": "quick", **MV.CUDNN_DEFAULTS},
+                  allowed_variants=list(ROWS))
+
+st.title("Migrating TF1 RNN cells to Keras 3")
+st.caption(EXP.summary)
+
+before = st.session_state.get(P + "variants")
+sync.apply()
+if st.session_state.get(P + "variants") is not before or st.session_state.get(P + "row") not in ROWS:
+    st.session_state[P + "row"] = (st.session_state.get(P + "variants") or list(ROWS)[:1])[0]
+bad = [k for k, opts in {"preset": MV.PRESETS, **MV.CUDNN_OPTIONS}.items() if st.session_state.get(P + k) not in opts]
+if bad:
+    st.warning("This link holds settings that cannot be used; the defaults replace them:\n" + "\n".join(
+        f"- {k}={ui.md_escape(repr(st.session_state.get(P + k)))}" for k in bad), icon=":material/link_off:")
+    for k in bad:
+        st.session_state[P + k] = "quick" if k == "preset" else MV.CUDNN_DEFAULTS[k]
+
+# -- settings of the runs ------------------------------------------------------------------------------------------
+c1, c2, c3 = st.columns([6, 2, 2])
+c1.radio("sizes", MV.PRESETS, format_func=PRESET_LABELS.get, key=P + "preset", horizontal=True,
+         help="the live checks and the converter demo run at these sizes")
+c2.selectbox("cell", EXP.params["cell"].choices, key=P + "cell", help="the TF1 cell of the checks and the demo")
+c3.number_input("layers", min_value=1, max_value=8, step=1, key=P + "layers",
+                help="stacked cells (MultiRNNCell) in the converter demo and the multi-layer checks")
+preset, cell, layers = st.session_state[P + "preset"], st.session_state[P + "cell"], int(st.session_state[P + "layers"])
+params = MV.preset_params(preset, cell, layers)
+
+records = None
+with ui.guard("Reading the stored results"):
+    records = ui.records("migrate")
+    env = lookup.known_env(ui.store())
+if records is None:
+    st.stop()
+fp = envinfo.fingerprint(env) if env else None
+checks = MV.live(records, params, MV.CHECK_VARIANTS, fingerprint=fp)
+sel = lookup.pick(records, params, ["convert_verify", "seed004_construct", *MV.CHECK_VARIANTS], fingerprint=fp,
+                  experiment="migrate")
+busy = bool(ui.jobs.manager().active())
+plans = {}
+with ui.guard("These settings cannot run"):
+    plans = {"checks": api.plan("migrate", overrides=params, variants=list(MV.CHECK_VARIANTS)),
+             "demo": api.plan("migrate", overrides=params, variants=["convert_verify"]),
+             "seed004": api.plan("migrate", overrides=params, variants=["seed004_construct"])}
+n_checks = sum(v in sel.missing for v in MV.CHECK_VARIANTS)
+r1, r2, r3, r4 = st.columns([3, 3, 3, 3])
+go = {
+    "checks": r1.button(f"Run the live checks: {n_checks} not stored" if n_checks else "Live checks stored",
+                        key=P + "run_checks", disabled=busy or not n_checks or not plans, icon=":material/fact_check:",
+                        type="primary" if n_checks else "secondary",
+                        help="one worker per mapping row: the TF1 construct against its Keras 3 replacement"),
+    "demo": r2.button("Run the converter demo" if "convert_verify" in sel.missing else "Converter demo stored",
+                      key=P + "run_demo", disabled=busy or "convert_verify" not in sel.missing or not plans,
+                      icon=":material/swap_horiz:"),
+    "seed004": r3.button("Run seed 004's construct" if "seed004_construct" in sel.missing else
+                         "Seed 004's construct stored", key=P + "run_seed004",
+                         disabled=busy or "seed004_construct" not in sel.missing or not plans,
+                         icon=":material/science:"),
+}
+r4.caption("Each runs in fresh TensorFlow workers (about 10 s each to start); results are stored.")
+for name, pressed in go.items():
+    if pressed and ui.jobs.start(plans[name], watch=P):
+        st.rerun()
+ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in plans.values()})
+
+# -- the mapping ---------------------------------------------------------------------------------------------------
+st.header("TF1 constructs and their Keras 3 replacements", divider="gray")
+view = MV.mapping_table(checks)
+st.dataframe(to_frame(view), hide_index=True, key=P + "mapping", width="stretch", row_height=84, height="content",
+             column_order=("TF1 construct", "checked live here", "Keras 3 code", "traps", "no Keras 3 equivalent"),
+             column_config={"TF1 construct": st.column_config.TextColumn(width="medium", pinned=True),
+                            "checked live here": st.column_config.TextColumn(width="small",
+                                                                             help="pass/FAIL (max abs diff)"),
+                            "Keras 3 code": st.column_config.TextColumn(width="large"),
+                            "traps": st.column_config.TextColumn(width="large"),
+                            "no Keras 3 equivalent": st.column_config.TextColumn(width="medium")})
+st.caption(view.caption + ". Click a cell to read all of it, or pick the row below.")
+if not any(lv.record for lv in checks.values()):
+    ui.how_to_get(MV.cli_command(preset, cell, layers, MV.CHECK_VARIANTS), page="migrate",
+                  button="Run the live checks", here=True)
+ui.downloads.buttons(ui.downloads.make_report("rnnlab: TF1 to Keras 3 mapping", view.caption, [view], [],
+                                              [lv.record for lv in checks.values() if lv.record]),
+                     key=P + "mapping", formats=(("csv", "CSV"), ("md", "Markdown")), label="Download the mapping:")
+
+# -- one row, before and after -------------------------------------------------------------------------------------
+st.header("Before and after", divider="gray")
+st.selectbox("construct", list(ROWS), format_func=lambda v: ROWS[v].tf1.split("(")[0], key=P + "row")
+row_variant = st.session_state[P + "row"]
+row = ROWS[row_variant]
+b, a = st.columns(2)
+b.markdown("**TF1**")
+b.code(row.tf1, language="python", wrap_lines=True)
+a.markdown("**Keras 3**")
+a.code(row.keras3_code, language="python", wrap_lines=True)
+st.markdown("**Traps**\n" + "\n".join(f"- {t}" for t in row.traps))
+if row.no_equivalent:
+    st.markdown("**No Keras 3 equivalent**\n" + "\n".join(f"- {t}" for t in row.no_equivalent))
+st.caption(f"Converter: {row.converter}." + (f" Not checkable here: {' '.join(row.not_checked)}"
+                                               if row.not_checked else ""))
+lv = checks[row_variant]
+if lv.record is None:
+    ui.how_to_get(MV.cli_command(preset, cell, layers, [row_variant]), page="migrate",
+                  button="Run the live checks", here=True)
+else:
+    rec = lv.record
+    if not rec.ok:
+        st.error(ui.md_escape(f"The check's worker failed: {rec.error}"), icon=":material/error:")
+    else:
+        passed = bool(rec.metrics.get("passed"))
+        (st.success if passed else st.error)(
+            f"Checked live here: {'passed' if passed else 'FAILED'}; max abs diff of outputs and final states "
+            f"{rec.metrics.get('max_abs_diff', float('nan')):.1e}, tolerance {MV.ATOL:g}"
+            + ("" if lv.exact else " (stored at other sizes than chosen above)"), icon=":material/fact_check:")
+    st.caption(f"Ran {MV.ran_note(rec)}. Seen on {MV.seen_on([rec])}.")
+    if rec.ok:
+        ui.table(MV.diffs_table(rec.details.get("diffs") or {}, title=f"{row.key}: TF1 vs Keras 3"), caption=False)
+        facts = MV.extra_facts(rec)
+        if facts:
+            with st.expander("What else the check measured"):
+                st.markdown("\n".join(f"- **{ui.md_escape(k)}**: {ui.md_escape(v)}" for k, v in facts))
+sync.write({"cell": cell, "layers": layers}, [row_variant], {"preset": preset, **{
+    k: st.session_state.get(P + k) for k in MV.CUDNN_OPTIONS}})
+
+# -- the converter demo --------------------------------------------------------------------------------------------
+st.header("The converter, end to end", divider="gray")
+st.markdown("A worker builds a TF1 `dynamic_rnn` over the chosen cell and layers with random weights, saves it with "
+            "`tf.compat.v1.train.Saver`, reads the checkpoint back (`rnnlab.migrate.convert.read_tf1_checkpoint`), "
+            "converts it to Keras 3 layers, writes a `.keras` file, loads it with `keras.models.load_model` and runs "
+            f"it against the TF1 graph on the same inputs, with full lengths and with `sequence_length`; tolerance "
+            f"{MV.ATOL:g}.")
+demo = sel.shown.get("convert_verify")
+if demo is None:
+    ui.how_to_get(MV.cli_command(preset, cell, layers, ["convert_verify"]), page="migrate",
+                  button="Run the converter demo", here=True)
+elif not demo.ok:
+    st.error(ui.md_escape(f"The demo's worker failed: {demo.error}"), icon=":material/error:")
+else:
+    passed = bool(demo.metrics.get("passed"))
+    (st.success if passed else st.error)(
+        f"{'Pass' if passed else 'FAIL'}: max abs diff {demo.metrics.get('max_abs_diff', float('nan')):.1e} "
+        f"(outputs {demo.metrics.get('max_abs_diff_outputs', float('nan')):.1e}, final states "
+        f"{demo.metrics.get('max_abs_diff_states', float('nan')):.1e}) against {MV.ATOL:g}",
+        icon=":material/check_circle:" if passed else ":material/cancel:")
+    st.caption(f"Ran {MV.ran_note(demo)}; checkpoint variables: "
+               f"{', '.join(demo.details.get('checkpoint_variables') or [])}; .keras file "
+               f"{demo.details.get('keras_file_mb', 0) * 1024:.0f} KB. Seen on {MV.seen_on([demo])}.")
+    ui.table(MV.diffs_table(demo.details.get("diffs") or {}, title="converter demo"), caption=False)
+
+
+# -- the user's checkpoint -----------------------------------------------------------------------------------------
+def convert_upload(files, *, cell: str | None, forget_bias: float, scope: str | None) -> dict:
+    """Check the files, write them to a temporary directory, convert them in a subprocess; RnnlabError if bad."""
+    chk = MV.check_upload([(f.name, f.getvalue()) for f in files])
+    content = {f.name: f.getvalue() for f in files}
+    with tempfile.TemporaryDirectory(prefix="rnnlab-upload-") as tmp:
+        for name in chk.write:
+            with open(os.path.join(tmp, name), "wb") as fh:
+                fh.write(content[name])
+        out = os.path.join(tmp, "model.keras")
+        argv = MV.convert_argv(sys.executable, os.path.join(tmp, chk.prefix), out, cell=cell,
+                               forget_bias=forget_bias, scope=scope)
+        environ = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
+                   "PYTHONPATH": os.pathsep.join(p for p in (str(ui.nav.ROOT), os.environ.get("PYTHONPATH")) if p)}
+        try:
+            proc = subprocess.run(argv, cwd=ui.nav.ROOT, env=environ, capture_output=True, text=True,
+                                  timeout=CONVERT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise RnnlabError(f"the conversion did not finish within {CONVERT_TIMEOUT_S} s") from None
+        res = MV.parse_convert_output(proc.returncode, proc.stdout, proc.stderr, hide=tmp)
+        with open(out, "rb") as fh:
+            data = fh.read()
+    return {"res": res, "keras": data, "name": f"{chk.prefix}.keras", "ignored": chk.ignored}
+
+
+st.header("Convert your own TF1 checkpoint", divider="gray")
+st.markdown(f"Upload the files `tf.compat.v1.train.Saver` wrote: `PREFIX.index` and every `PREFIX.data-*` shard "
+            f"(the `checkpoint` file may come along; `.meta` is not needed). Up to {MV.MAX_UPLOAD_MB} MB in total. "
+            "They are converted in a separate process (`python -m rnnlab convert PREFIX --out model.keras --json`), "
+            f"verified against the TF1 graph to {MV.ATOL:g}, and deleted afterwards.")
+files = st.file_uploader("TF1 checkpoint files", accept_multiple_files=True, key=P + "upload",
+                         max_upload_size=MV.MAX_UPLOAD_MB)
+o1, o2, o3 = st.columns(3)
+o1.number_input("forget_bias of the TF1 LSTM cells", value=1.0, step=0.1, key=P + "forget_bias",
+                help="TF1 adds it at run time and never stores it: give the value the model was built with")
+o2.selectbox("cell type", ["detect from the names", "lstm", "gru", "rnn"], key=P + "up_cell",
+             help="only needed when the variable names do not say which cell it was")
+o3.text_input("scope", key=P + "scope", placeholder="e.g. bidirectional_rnn/fw",
+              help="which RNN, when the checkpoint holds several")
+options = {"cell": None if st.session_state[P + "up_cell"].startswith("detect") else st.session_state[P + "up_cell"],
+           "forget_bias": float(st.session_state[P + "forget_bias"]),
+           "scope": (st.session_state[P + "scope"] or "").strip() or None}
+signature = hashlib.sha256(repr((sorted((f.name, f.size, f.file_id) for f in files or []),
+                                 sorted(options.items()))).encode()).hexdigest()
+if st.button("Convert and verify", key=P + "convert", disabled=not files, icon=":material/upload_file:"):
+    st.session_state.pop(P + "converted", None)
+    with ui.guard("These files cannot be converted"), st.spinner("Converting in a separate process (TensorFlow "
+                                                                 "starts there: about 10 s)..."):
+        st.session_state[P + "converted"] = {**convert_upload(files, **options), "signature": signature}
+done = st.session_state.get(P + "converted")
+if done and done["signature"] == signature:
+    res = done["res"]
+    v = res["verification"]
+    (st.success if res["pass"] else st.error)(
+        f"{'Verified' if res['pass'] else 'Converted, but NOT within tolerance'}: max abs diff "
+        f"{v['max_abs_diff']:.1e} against {v['atol']:g}", icon=":material/check_circle:" if res["pass"] else
+        ":material/cancel:")
+    st.markdown(f"Found {ui.md_escape(MV.describe_spec(res['spec']))}"
+                + (f"; forget_bias {res['forget_bias']:g} folded into the forget-gate bias"
+                   if any(c.get("cell") == "lstm" for c in res["spec"].get("cells", [])) else "")
+                + (f". Other RNNs in the checkpoint, not converted: {', '.join(res['spec']['other_stacks'])}"
+                   if res["spec"].get("other_stacks") else "") + ".")
+    ui.table(MV.convert_diffs(res))
+    st.download_button(f"Download {done['name']}", data=done["keras"], file_name=done["name"],
+                       mime="application/octet-stream", key=P + "download", icon=":material/download:",
+                       on_click="ignore")
+    if done["ignored"]:
+        st.caption(f"Not needed and not used: {', '.join(done['ignored'])}.")
+
+# -- seed 004 ------------------------------------------------------------------------------------------------------
+st.header("Seed 004, corrected: what takes the fused cuDNN kernel", divider="gray")
+st.markdown("Seed 004 calls `RNN(tf.compat.v1.nn.rnn_cell.LSTMCell(rnn_units))` \"cuDNN-based\". Keras 3's own rules "
+            "(read from its source; this machine cannot run cuDNN) decide per layer and arguments:")
+LSTM_GRU_ONLY = ("activation", "recurrent_activation", "recurrent_dropout", "unroll", "use_bias", "mask")
+kind = MV.LAYERS[st.session_state.get(P + "keras_layer", MV.CUDNN_DEFAULTS["keras_layer"])][0]
+cols = st.columns(5)
+for i, (k, opts) in enumerate(MV.CUDNN_OPTIONS.items()):
+    off = (k in LSTM_GRU_ONLY and kind not in ("LSTM", "GRU")) or (k == "reset_after" and kind != "GRU")
+    label = {"gpu": "GPU visible to TensorFlow", "keras_layer": "layer"}.get(k, k)
+    cols[i % 5].selectbox(label, opts, key=P + k, disabled=off,
+                          help="applies to LSTM and GRU only" if k in LSTM_GRU_ONLY else None)
+choice = {k: st.session_state[P + k] for k in MV.CUDNN_OPTIONS}
+q = None
+with ui.guard("These settings cannot be judged"):
+    q = MV.cudnn_question(choice)
+if q is not None:
+    st.code(MV.keras_code(choice), language="python")
+    if q["eligible"]:
+        st.success(f"Fused cuDNN kernel on a GPU: {ui.md_escape(q['path'])}.", icon=":material/bolt:")
+    else:
+        st.warning("No cuDNN kernel:\n" + "\n".join(f"- {ui.md_escape(r)}" for r in q["reasons"]),
+                   icon=":material/block:")
+    for n in q["notes"]:
+        st.caption(n)
+gpu_here = envinfo.static_env()["gpu_hint"]
+st.markdown(f"**The CPU path** ({'no GPU on this machine' if not gpu_here else 'used when no GPU is visible'}): "
+            f"{ui.md_escape(cudnn.CPU_PATH.removeprefix('CPU: '))}")
+st.caption(f"Rules from Keras {envinfo.static_env().get('keras') or '3'}: {', '.join(cudnn.SOURCES)}.")
+
+s004 = sel.shown.get("seed004_construct") or lookup.best(
+    [r for r in records if r.variant == "seed004_construct"], fp)
+st.subheader("Seed 004's construct, run here")
+if s004 is None:
+    ui.how_to_get(MV.cli_command(preset, cell, layers, ["seed004_construct"]), page="migrate",
+                  button="Run seed 004's construct", here=True)
+elif not s004.ok:
+    st.error(ui.md_escape(f"The worker failed: {s004.error}"), icon=":material/error:")
+else:
+    d = s004.details
+    st.markdown("\n".join(f"- {ui.md_escape(f)}" for f in MV.seed004_findings(s004)))
+    st.markdown(f"**Corrected:** {ui.md_escape(d.get('correction', ''))}")
+    ui.table(MV.seed004_table(s004))
+    with st.expander("Every error, verbatim"):
+        for name, s in (d.get("scenarios") or {}).items():
+            if s.get("error"):
+                st.caption(f"{MV.SCENARIOS.get(name, name)}: at `{s.get('failed_at')}`, {s.get('error_type')}")
+                st.code(s["error"], language=None, wrap_lines=True)
+
+# -- the cost ------------------------------------------------------------------------------------------------------
+st.subheader("The cost, before and after")
+point, variants, ref = MV.cost_point(choice)
+st.markdown(f"At seed 004's sizes ({fmt_params(point)}): before, `keras_cell` = `keras.layers.RNN(LSTMCell)`, the "
+            "generic loop the seed's construct amounts to under Keras 3; after, the layer chosen above "
+            f"(`{'keras_unroll' if 'keras_unroll' in variants else 'keras'}`). Ratios against before.")
+unroll_recs = None
+with ui.guard("Reading the stored unrolling results"):
+    unroll_recs = ui.records("unroll")
+if unroll_recs is not None:
+    shown = list(lookup.pick(unroll_recs, point, variants, fingerprint=fp, experiment="unroll").shown.values())
+    if shown:
+        cmp = tables.comparison(shown, reference=ref, title="seed 004's construct vs its replacement",
+                                metrics=("fwd_ms", "train_ms", "build_s", "first_call_s", "peak_mem_mb"))
+        st.dataframe(ui.comparison_frame(cmp), hide_index=True, key=P + "cost", width="stretch")
+        st.caption(cmp.caption)
+    else:
+        st.caption("Not measured at these sizes yet.")
+ui.page_link("unrolling", "Measure or compare it on the Unrolling page (same configuration)",
+             query=MV.cost_query(choice))

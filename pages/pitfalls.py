@@ -1,0 +1,173 @@
+"""Pitfalls: seed 000's multi-layer and shape mistakes, run in this machine's TensorFlow (experiment ``pitfalls``).
+
+Each pitfall: the wrong code, what it did here (stored record: the error verbatim and the line that raised it, or the
+silently wrong result), the right code and its check. The code shows from ``PITFALLS`` without running anything; Run
+executes it in a worker. The settings (pitfall, sizes, cell) live in the URL.
+"""
+
+import streamlit as st
+
+import ui
+from rnnlab import api, envinfo, experiments, lookup
+from rnnlab import pitfall_views as PV
+from rnnlab.experiments.pitfalls import PITFALLS
+from rnnlab.views import to_frame
+
+ui.nav.routed()  # first: a direct link right after a server start goes through the router
+
+EXP = experiments.get("pitfalls")
+P = "pitfalls."
+VARIANTS = list(PITFALLS)
+PRESET_LABELS = {"quick": "quick: units 16, input_dim 8, batch 4, 6 steps",
+                 "seed": "seed 000: units 128, input_dim 64, batch 32, 100 steps"}
+
+sync = ui.UrlSync(P, experiment="pitfalls", names=["cell"], defaults={"cell": "rnn"}, default_variants=VARIANTS[:1],
+                  extra_defaults={"preset": "quick"}, allowed_variants=VARIANTS)
+
+st.title("Multi-layer and shape pitfalls, run live")
+st.caption(EXP.summary)
+
+# The chosen pitfall travels in the URL as ``variants``; UrlSync puts a new list there only when the URL changed
+# from outside (a link, a return to this page): then it sets the select box.
+before = st.session_state.get(P + "variants")
+sync.apply()
+if st.session_state.get(P + "variants") is not before or st.session_state.get(P + "pitfall") not in PITFALLS:
+    st.session_state[P + "pitfall"] = (st.session_state.get(P + "variants") or VARIANTS[:1])[0]
+if st.session_state.get(P + "preset") not in PV.PRESETS:
+    st.warning(f"URL: preset={ui.md_escape(repr(st.session_state.get(P + 'preset')))} is not one of "
+               f"{', '.join(PV.PRESETS)}; using quick", icon=":material/link_off:")
+    st.session_state[P + "preset"] = "quick"
+
+# -- controls ------------------------------------------------------------------------------------------------------
+c1, c2, c3 = st.columns([5, 5, 2])
+c1.selectbox("pitfall", VARIANTS, format_func=PV.title, key=P + "pitfall")
+c2.radio("sizes", PV.PRESETS, format_func=PRESET_LABELS.get, key=P + "preset", horizontal=True,
+         help="the experiment's quick preset, or seed 000's own sizes; the cell is chosen on its own")
+c3.selectbox("cell", PV.CELLS, key=P + "cell", help=EXP.params["cell"].help)
+pitfall, preset, cell = (st.session_state[P + k] for k in ("pitfall", "preset", "cell"))
+sync.write({"cell": cell}, [pitfall], {"preset": preset})
+spec = PITFALLS[pitfall]
+params = PV.preset_params(preset, cell)
+
+records = None
+with ui.guard("Reading the stored results"):
+    records = ui.records("pitfalls")
+    env = lookup.known_env(ui.store())
+if records is None:
+    st.stop()
+fp = envinfo.fingerprint(env) if env else None
+sel = lookup.pick(records, params, VARIANTS, fingerprint=fp, experiment="pitfalls")
+fam = PV.family(pitfall)
+
+# -- run -----------------------------------------------------------------------------------------------------------
+plans = {}
+with ui.guard("These settings cannot run"):
+    plans["one"] = api.plan("pitfalls", overrides=params, variants=[pitfall])
+    plans["all"] = api.plan("pitfalls", overrides=params, variants=VARIANTS)
+    if fam:
+        plans["cells"] = api.plan("pitfalls", overrides={**params, "cell": list(PV.CELLS)}, variants=list(fam))
+busy = bool(ui.jobs.manager().active())
+missing_cells = sum(len(lookup.pick(records, PV.preset_params(preset, c), fam, fingerprint=fp,
+                                    experiment="pitfalls").missing) for c in PV.CELLS) if fam else 0
+r1, r2, r3, r4 = st.columns([3, 3, 3, 4])
+stored = pitfall not in sel.missing
+go = {
+    "one": r1.button("Run this pitfall" if not stored else "Run this pitfall: stored", key=P + "run",
+                     type="primary" if not stored else "secondary", disabled=busy or stored or "one" not in plans,
+                     icon=":material/play_arrow:"),
+    "all": r2.button(f"Run all pitfalls: {len(sel.missing)} not stored" if sel.missing else "All pitfalls stored",
+                     key=P + "run_all", disabled=busy or not sel.missing or "all" not in plans,
+                     icon=":material/playlist_play:"),
+}
+if fam:
+    go["cells"] = r3.button(f"Run for rnn, lstm and gru: {missing_cells} not stored" if missing_cells else
+                            "rnn, lstm and gru stored", key=P + "run_cells", disabled=busy or not missing_cells,
+                            icon=":material/grid_view:",
+                            help=f"{', '.join(fam)} for every cell at these sizes: the table of sub-cases below")
+r4.caption("Each pitfall runs its wrong and its right code in a fresh TensorFlow worker (about 10 s to start); "
+           "results are stored and shown at once next time.")
+for name, pressed in go.items():
+    if pressed and ui.jobs.start(plans[name], watch=P):
+        st.rerun()
+ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in plans.values()})
+
+# -- the chosen pitfall --------------------------------------------------------------------------------------------
+st.header(ui.md_escape(spec["title"]), divider="gray")
+st.markdown(spec["explanation"])
+w, r = st.columns(2)
+w.markdown(":red[**Wrong**]")
+w.code(spec["wrong_code"], language="python", line_numbers=True, wrap_lines=True)
+r.markdown(":green[**Right**]")
+r.code(spec["right_code"], language="python", line_numbers=True, wrap_lines=True)
+st.caption(f"Both programs are given: {spec['given']}")
+
+st.subheader("What happened here")
+rec = sel.shown.get(pitfall)
+if rec is None:
+    if busy:
+        st.info("Measuring: the result shows here when the run ends.", icon=":material/hourglass_top:")
+    else:
+        ui.how_to_get(PV.cli_command(preset, cell, [pitfall]), page="pitfalls", button="Run this pitfall", here=True)
+    elsewhere = sorted({f"{r.params.get('cell')}, units {r.params.get('units')}, input_dim {r.params.get('input_dim')}"
+                        for r in records if r.variant == pitfall})
+    if elsewhere:
+        st.caption("Stored for other settings: " + "; ".join(elsewhere) + ". Choose them above to see them.")
+else:
+    o = PV.outcome(rec)
+    st.caption(f"Seen on {o.seen_on}. Sizes: {PV.sizes_note(rec.params)}"
+               + (f"; this pitfall always uses the {o.cell_used} cell" if o.cell_used and o.cell_used != cell else ""))
+    if not o.ran:
+        st.error(ui.md_escape(o.headline), icon=":material/error:")
+    elif o.builds:
+        st.warning(o.headline, icon=":material/visibility_off:")
+    else:
+        st.markdown(f"**{ui.md_escape(o.headline)}**")
+    if o.case_note:
+        st.caption(o.case_note)
+    if o.ran and not o.builds:
+        st.markdown(f"The statement of the wrong code that raised it (line {o.error_lineno}):")
+        st.code(o.error_line or "", language="python")
+        st.markdown(f"TensorFlow's message, verbatim ({o.error_type}):")
+        st.code(o.error or "", language=None, wrap_lines=True, height=320 if len(o.error or "") > 1500 else "content")
+    if o.ran and o.builds and o.result:  # a failure is said above; a silent run needs its numbers in words
+        st.markdown("In words:\n" + "\n".join(f"- {ui.md_escape(part.strip())}" for part in o.result.split(" | ")))
+    for view in (PV.facts(rec), PV.cases(rec)):
+        if view is not None:
+            ui.table(view)
+    for v in PV.variations(rec):
+        with st.expander(f"Also tried: {v['case']} ({'runs' if v['builds'] else v['error_type']})"):
+            st.code(v["code"], language="python", line_numbers=True)
+            if v["builds"]:
+                st.markdown(ui.md_escape(v["result"]))
+            else:
+                st.caption(f"Line {v['error_lineno']} raised {v['error_type']}, verbatim:")
+                st.code(v["error"] or "", language=None, wrap_lines=True)
+
+    st.subheader("Check of the right code")
+    if o.check_passed:
+        st.success(f"Passed: {ui.md_escape(o.check)}.", icon=":material/check_circle:")
+    elif o.check_passed is False:
+        st.error(f"Failed: {ui.md_escape(o.check)}.", icon=":material/cancel:")
+    else:
+        st.info("No check result stored.", icon=":material/info:")
+
+if fam:
+    st.subheader("Every cell, both input widths")
+    shown = []
+    for c in PV.CELLS:
+        s = lookup.pick(records, PV.preset_params(preset, c), fam, fingerprint=fp, experiment="pitfalls")
+        shown += list(s.shown.values())
+    matrix = PV.sharing_matrix(shown, fam)
+    if matrix is None:
+        st.info("Not run yet at these sizes: press **Run for rnn, lstm and gru** above, or in a terminal: "
+                f"`python -m rnnlab run pitfalls --preset {preset} --set cell=rnn,lstm,gru "
+                f"--variants {','.join(fam)}`", icon=":material/info:")
+    else:
+        st.dataframe(to_frame(matrix), hide_index=True, height="content", width="stretch", key=P + "matrix")
+        st.caption(matrix.caption)
+
+# -- all pitfalls --------------------------------------------------------------------------------------------------
+st.header("All pitfalls at these settings", divider="gray")
+summary = PV.summary(sel.shown, params)
+st.dataframe(to_frame(summary), hide_index=True, height="content", width="stretch", key=P + "summary")
+st.caption(summary.caption)
