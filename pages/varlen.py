@@ -279,7 +279,9 @@ with open_tab:
                 st.altair_chart(heat, width="content")
                 st.caption("White is an output of zero. Right of each red bar the row is padding: TF1 with "
                            "sequence_length writes zeros there, Keras with a mask repeats the last real output "
-                           "(the same colour continues), and a variant told no lengths keeps computing. " + cap)
+                           "(the same colour continues), and a variant told no lengths keeps running the cell on "
+                           "the zero inputs (its outputs drift toward the cell's resting value, so they may look "
+                           "steady: the table's final-state drift says how far they moved). " + cap)
             downloads(f"rnnlab Variable lengths: {fmt_params(dict(shown[0].params))}", [view],
                       [chart_view(heat, "Output norms per step and row", cap, shown)], shown, sec.prefix + "report")
         st.header("On a GPU: can Keras' fused cuDNN kernel take this mask?", divider="gray")

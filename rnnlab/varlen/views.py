@@ -161,8 +161,10 @@ def checks_findings(records: Sequence[Record]) -> list[str]:
         fixed = all(isinstance(r.details.get("zero_output_for_mask_true"), Mapping)
                     and all(r.details["zero_output_for_mask_true"].values()) for r in repeat)
         out.append("**Keras with a mask**: " + ", ".join(f"`{r.variant}`" for r in repeat)
-                   + " carry the state and return the right final state, but past each row's length the outputs "
-                     "repeat the last real output instead of zeros (Keras' default `zero_output_for_mask=False`)"
+                   + (" carry" if len(repeat) > 1 else " carries") + " the state through and "
+                   + ("return" if len(repeat) > 1 else "returns") + " the right final state, but past each row's "
+                     "length the outputs repeat the last real output instead of zeros (Keras' default "
+                     "`zero_output_for_mask=False`)"
                    + ("; with `zero_output_for_mask=True` all three checks pass." if fixed else "."))
     drift = [r for r in recs if r.variant.endswith("_nolen")]
     if drift:
@@ -207,14 +209,16 @@ def heatmap_chart(records: Sequence[Record], *, columns: int = 4) -> alt.FacetCh
         return None
     t = int(df["step_end"].max())
     n_rows = int(df["row_end"].max())
-    width = int(min(320, max(200, 22 * t)))
+    width = int(min(190, max(120, 24 * t)))  # four panels a row fit the page's main column
     height = int(min(260, max(90, 22 * n_rows)))
     x = alt.X("step:Q", title="time step", scale=alt.Scale(domain=[0, t], nice=False))
     y = alt.Y("row:O", title="batch row", axis=alt.Axis(labelOverlap="parity"))
-    cells = alt.Chart().mark_rect().encode(
+    scale = alt.Scale(domainMin=0, range=["#ffffff", "#08306b"], interpolate="rgb")
+    # a stroke in the cell's own colour: narrow cells at fractional pixels leave no light seams between them
+    cells = alt.Chart().mark_rect(strokeWidth=0.6).encode(
         x=x, x2="step_end:Q", y=y,
-        color=alt.Color("norm:Q", title="output norm",
-                        scale=alt.Scale(domainMin=0, range=["#ffffff", "#08306b"], interpolate="rgb")),
+        color=alt.Color("norm:Q", title="output norm", scale=scale),
+        stroke=alt.Stroke("norm:Q", scale=scale, legend=None),
         tooltip=["variant", "row", alt.Tooltip("step:Q", title="step"), alt.Tooltip("norm:Q", format=".3g"),
                  alt.Tooltip("length:Q", title="true length"), alt.Tooltip("padding:N", title="padding step")])
     ends = alt.Chart().transform_filter("datum.step == 0").mark_tick(color="#d62728", thickness=3).encode(
