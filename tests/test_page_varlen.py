@@ -307,6 +307,7 @@ def test_lengths_typed_by_hand():
     assert vv.lengths_note("rows:12/3", 4, 10) == ("true length of each row: 10, 3, 10, 3; padded to 10 steps, 35% of "
                                                    "the padded steps are padding; lengths above seq_len=10 are cut "
                                                    "to it")
+    assert vv.lengths_note("fixed:20", 1000, 300, what="sequence").startswith("1,000 sequences, every true length 20;")
 
 
 def test_cli_command_is_as_short_as_the_presets_allow():

@@ -74,7 +74,9 @@ def lengths_note(spec: str, rows: int, seq_len: int, seed: int = 0, *, what: str
     lens = lengths_for(spec, rows, seq_len, seed)
     clipped = "" if not _asks_longer(spec, seq_len) else f"; lengths above seq_len={seq_len} are cut to it"
     pad = 100.0 * (1 - sum(lens) / (len(lens) * seq_len))
-    if len(lens) <= 12:
+    if len(set(lens)) == 1:
+        head = f"{len(lens):,} {what}{'s' if len(lens) != 1 else ''}, every true length {lens[0]}"
+    elif len(lens) <= 12:
         head = f"true length of each {what}: {', '.join(map(str, lens))}"
     else:
         head = (f"{len(lens):,} {what}s, true lengths {min(lens)} to {max(lens)} (mean "
