@@ -176,9 +176,8 @@ def measure_first_line(e: BaseException) -> str:
 def _run_first_n(params: dict, ctx) -> dict:
     import tensorflow as tf
 
-    from ..harness.stats import time_once, time_steps
     from ..variants.flops import forward_flops
-    from ..variants.measure import count_nodes
+    from ..variants.measure import time_runner
     from ..variants.numpy_ref import as_outputs, forward as ref_forward
     from ..variants.tf1 import TF1Runner, _cell_classes, _per_layer_states, v1
     from ..variants.weights import Problem
@@ -217,31 +216,10 @@ def _run_first_n(params: dict, ctx) -> dict:
 
     ctx.phase("seed_code")
     seed = _seed_line(params, n)
-    repeats, warmup, clock = int(params.get("repeats", 30)), int(params.get("warmup", 3)), ctx.clock
+    repeats, warmup = int(params.get("repeats", 30)), int(params.get("warmup", 3))
     runner = FirstNRunner(pb, "tf1_static", ctx)
     runner.details["kernel"] = f"generic (TF1 cells, unrolled graph of the first {n} of {pb.seq_len} steps)"
-    m: dict[str, float] = {}
-    try:
-        with tf.device(ctx.tf_device):
-            ctx.phase("build")
-            m["build_s"], _ = time_once(runner.build_forward, clock)
-            top, fns = count_nodes(runner.forward_graph_def())
-            m["graph_nodes"] = float(top + fns)
-            runner.start()
-            ctx.phase("first_call")
-            m["first_call_s"], raw = time_once(runner.forward, clock)
-            outputs = runner.result(raw)
-            ctx.phase("forward")
-            t = time_steps(runner.forward, repeats, warmup, clock)
-            m.update(fwd_ms=t.median_ms, fwd_ms_p25=t.p25_ms, fwd_ms_p75=t.p75_ms)
-            ctx.phase("train")
-            m["train_build_s"], _ = time_once(runner.build_train, clock)
-            runner.start_train()
-            m["train_first_call_s"], _ = time_once(runner.train, clock)
-            t = time_steps(runner.train, repeats, warmup, clock)
-            m.update(train_ms=t.median_ms, train_ms_p25=t.p25_ms, train_ms_p75=t.p75_ms)
-    finally:
-        runner.close()
+    m, outputs, (top, fns) = time_runner(runner, ctx, repeats=repeats, warmup=warmup)
 
     full = as_outputs(*ref_forward(pb.cell, pb.weights, pb.x))
     first = as_outputs(*ref_forward(pb.cell, pb.weights, pb.x[:, :n]))

@@ -311,9 +311,8 @@ def _run_tf1_cast(p: dict, dtype: str, ctx) -> dict:
     """TF1 dynamic_rnn computing in float16/bfloat16 on float32 variables (custom getter), timed like measure."""
     import tensorflow as tf
 
-    from ..harness.stats import time_once, time_steps
     from ..variants.flops import forward_flops
-    from ..variants.measure import count_nodes
+    from ..variants.measure import time_runner
     from ..variants.numpy_ref import as_outputs, forward as ref_forward
     from ..variants.tf1 import TF1Runner, _cell_classes, _per_layer_states, v1
     from ..variants.weights import Problem
@@ -357,29 +356,8 @@ def _run_tf1_cast(p: dict, dtype: str, ctx) -> dict:
     runner = CastRunner(pb, "tf1_dynamic", ctx)
     runner.details.update(kernel=f"generic (TF1 cells computing in {comp.name} on float32 variables, while_loop)",
                           loss_scale=scale)
-    repeats, warmup, clock = int(p.get("repeats", 30)), int(p.get("warmup", 3)), ctx.clock
-    m: dict[str, float] = {}
-    try:
-        with tf.device(ctx.tf_device):
-            ctx.phase("build")
-            m["build_s"], _ = time_once(runner.build_forward, clock)
-            top, fns = count_nodes(runner.forward_graph_def())
-            m["graph_nodes"] = float(top + fns)
-            runner.start()
-            ctx.phase("first_call")
-            m["first_call_s"], raw = time_once(runner.forward, clock)
-            outputs = runner.result(raw)
-            ctx.phase("forward")
-            t = time_steps(runner.forward, repeats, warmup, clock)
-            m.update(fwd_ms=t.median_ms, fwd_ms_p25=t.p25_ms, fwd_ms_p75=t.p75_ms)
-            ctx.phase("train")
-            m["train_build_s"], _ = time_once(runner.build_train, clock)
-            runner.start_train()
-            m["train_first_call_s"], _ = time_once(runner.train, clock)
-            t = time_steps(runner.train, repeats, warmup, clock)
-            m.update(train_ms=t.median_ms, train_ms_p25=t.p25_ms, train_ms_p75=t.p75_ms)
-    finally:
-        runner.close()
+    repeats, warmup = int(p.get("repeats", 30)), int(p.get("warmup", 3))
+    m, outputs, (top, fns) = time_runner(runner, ctx, repeats=repeats, warmup=warmup)
     ref = as_outputs(*ref_forward(pb.cell, pb.weights, pb.x))
     m["ref_abs_diff"] = float(max(np.max(np.abs(outputs[k].astype(np.float64) - ref[k])) for k in ref))
     details = {"fwd_flops": forward_flops(pb.cell, pb.layers, pb.units, pb.input_dim, pb.batch, pb.seq_len),

@@ -84,22 +84,19 @@ def _xla_guard(xla: bool, what: str, fn):
         raise VariantUnsupported(f"XLA compilation of the {what} failed: {_first_line(e)}") from None
 
 
-def run_variant(params: dict, variant: str, ctx) -> dict:
-    """Measure one variant; see the module docstring for what each metric is."""
-    if variant not in VARIANTS:
-        raise VariantUnsupported(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
-    base, xla = split_xla(variant)
-    if xla and base not in XLA_VARIANTS:
-        raise VariantUnsupported(f"{variant}: XLA is not applied to {base}")
-    pb = Problem(params)
-    repeats = int(params.get("repeats", 30))
-    warmup = int(params.get("warmup", 3))
-    clock = ctx.clock
+def time_runner(runner, ctx, *, repeats: int, warmup: int, xla: bool = False
+                ) -> tuple[dict[str, float], dict, tuple[int, int]]:
+    """The timing protocol every unroll-style runner goes through, in one place.
 
+    ``runner`` has ``build_forward``, ``forward_graph_def``, ``start``, ``forward``, ``result``, ``build_train``,
+    ``start_train``, ``train`` and ``close`` (see tf1.py). Returns the metrics (build, graph size, first call,
+    forward and train step median/quartiles), the forward outputs, and the graph's (top-level, function) node counts.
+    The runner is closed whatever happens.
+    """
     import tensorflow as tf
 
+    clock = ctx.clock
     metrics: dict[str, float] = {}
-    runner = _make_runner(pb, base, xla, ctx)
     try:
         with tf.device(ctx.tf_device):
             ctx.phase("build")
@@ -125,6 +122,21 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
             metrics.update(train_ms=t.median_ms, train_ms_p25=t.p25_ms, train_ms_p75=t.p75_ms)
     finally:
         runner.close()
+    return metrics, outputs, (top, fns)
+
+
+def run_variant(params: dict, variant: str, ctx) -> dict:
+    """Measure one variant; see the module docstring for what each metric is."""
+    if variant not in VARIANTS:
+        raise VariantUnsupported(f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
+    base, xla = split_xla(variant)
+    if xla and base not in XLA_VARIANTS:
+        raise VariantUnsupported(f"{variant}: XLA is not applied to {base}")
+    pb = Problem(params)
+    repeats = int(params.get("repeats", 30))
+    warmup = int(params.get("warmup", 3))
+    runner = _make_runner(pb, base, xla, ctx)
+    metrics, outputs, (top, fns) = time_runner(runner, ctx, repeats=repeats, warmup=warmup, xla=xla)
 
     ref = as_outputs(*ref_forward(pb.cell, pb.weights, pb.x, pb.lengths))
     missing = set(ref) ^ set(outputs)
