@@ -149,8 +149,10 @@ else:
         if facts:
             with st.expander("What else the check measured"):
                 st.markdown("\n".join(f"- **{ui.md_escape(k)}**: {ui.md_escape(v)}" for k, v in facts))
+# the cuDNN settings below go into the URL only where they differ from Keras's defaults (a shorter link)
 sync.write({"cell": cell, "layers": layers}, [row_variant], {"preset": preset, **{
-    k: st.session_state.get(P + k) for k in MV.CUDNN_OPTIONS}})
+    k: st.session_state.get(P + k) if st.session_state.get(P + k) != MV.CUDNN_DEFAULTS[k] else None
+    for k in MV.CUDNN_OPTIONS}})
 
 # -- the converter demo --------------------------------------------------------------------------------------------
 st.header("The converter, end to end", divider="gray")

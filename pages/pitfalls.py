@@ -80,8 +80,8 @@ go = {
                      icon=":material/playlist_play:"),
 }
 if fam:
-    go["cells"] = r3.button(f"Run for rnn, lstm and gru: {missing_cells} not stored" if missing_cells else
-                            "rnn, lstm and gru stored", key=P + "run_cells", disabled=busy or not missing_cells,
+    go["cells"] = r3.button(f"Run rnn/lstm/gru: {missing_cells} not stored" if missing_cells else
+                            "rnn/lstm/gru stored", key=P + "run_cells", disabled=busy or not missing_cells,
                             icon=":material/grid_view:",
                             help=f"{', '.join(fam)} for every cell at these sizes: the table of sub-cases below")
 r4.caption("Each pitfall runs its wrong and its right code in a fresh TensorFlow worker (about 10 s to start); "
@@ -159,7 +159,7 @@ if fam:
         shown += list(s.shown.values())
     matrix = PV.sharing_matrix(shown, fam)
     if matrix is None:
-        st.info("Not run yet at these sizes: press **Run for rnn, lstm and gru** above, or in a terminal: "
+        st.info("Not run yet at these sizes: press **Run rnn/lstm/gru** above, or in a terminal: "
                 f"`python -m rnnlab run pitfalls --preset {preset} --set cell=rnn,lstm,gru "
                 f"--variants {','.join(fam)}`", icon=":material/info:")
     else:

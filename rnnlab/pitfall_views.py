@@ -22,8 +22,8 @@ from .views import TableView
 SHARING_TF1 = ("tf1_shared_dynamic", "tf1_shared_static")
 SHARING_KERAS = ("keras_shared_sequential", "keras_shared_stacked_cells")
 SHARING = SHARING_TF1 + SHARING_KERAS
-CONSTRUCT = {"tf1_shared_dynamic": "MultiRNNCell + dynamic_rnn", "tf1_shared_static": "MultiRNNCell + static_rnn",
-             "keras_shared_sequential": "Keras Sequential", "keras_shared_stacked_cells": "Keras StackedRNNCells"}
+CONSTRUCT = {"tf1_shared_dynamic": "dynamic_rnn", "tf1_shared_static": "static_rnn",  # over MultiRNNCell
+             "keras_shared_sequential": "Sequential", "keras_shared_stacked_cells": "StackedRNNCells"}
 CELLS = ("rnn", "lstm", "gru")
 SIZES = ("units", "input_dim", "batch", "seq_len")  # what the presets set; the cell is chosen on its own
 PRESETS = ("quick", "seed")
@@ -182,11 +182,10 @@ def _sharing_case_row(rec: Record, c: Mapping[str, Any], *, with_cell: bool) -> 
         wrong = f"constructed; fails {_STAGE.get(c.get('stage') or '', '')}".rstrip()
     else:
         wrong = f"fails {_STAGE.get(c.get('stage') or '', '')}".rstrip()
-    vals = [c.get("case"), c.get("input_dim"), c.get("units"), wrong, c.get("distinct_vars_wrong"),
+    vals = [c.get("case"), c.get("input_dim"), wrong, c.get("distinct_vars_wrong"),
             c.get("distinct_vars_right"), c.get("params_wrong"), c.get("params_right"), one_kernel,
             c.get("max_abs_diff_vs_correct"), c.get("check_passed"), _err_cell(c)]
-    shown = [str(c.get("case")), fmt.fmt_value(c.get("input_dim"), "int"), fmt.fmt_value(c.get("units"), "int"),
-             wrong, _num("distinct_vars_wrong", c.get("distinct_vars_wrong")),
+    shown = [str(c.get("case")), fmt.fmt_value(c.get("input_dim"), "int"), wrong, _num("distinct_vars_wrong", c.get("distinct_vars_wrong")),
              _num("distinct_vars_right", c.get("distinct_vars_right")), _num("params_wrong", c.get("params_wrong")),
              _num("params_right", c.get("params_right")), _yes_no(one_kernel),
              _num("max_abs_diff_vs_correct", c.get("max_abs_diff_vs_correct")),
@@ -197,9 +196,9 @@ def _sharing_case_row(rec: Record, c: Mapping[str, Any], *, with_cell: bool) -> 
     return shown, vals
 
 
-_SHARING_COLUMNS = ("sub-case", "input_dim", "units", "wrong code", "variables (wrong)", "variables (right)",
-                    "parameters (wrong)", "parameters (right)", "one kernel for all 3 layers",
-                    "max |diff| vs right code", "right code check", "error (first line)")
+_SHARING_COLUMNS = ("sub-case", "input_dim", "wrong code", "vars (wrong)", "vars (right)", "params (wrong)",
+                    "params (right)", "one kernel, 3 layers", "max |diff| vs right", "right code check",
+                    "error (first line)")
 
 
 def cases(rec: Record) -> TableView | None:
@@ -216,7 +215,8 @@ def cases(rec: Record) -> TableView | None:
             vals = [c.get("case"), "runs" if c.get("builds") else "fails", _err_cell(c), c.get("error_lineno")]
             pairs.append(([str(vals[0]), vals[1], vals[2], fmt.fmt_value(vals[3], "int")], vals))
         columns = ("code", "outcome", "error", "line")
-    return TableView(title=f"{title(rec.variant)}: sub-cases", caption=f"{sizes_note(rec.params)}; "
+    return TableView(title=f"{title(rec.variant)}: sub-cases", caption=f"{sizes_note(rec.params)} (the input_dim "
+                     "column: what each sub-case used); vars: distinct trainable variables; "
                      f"{source_note([rec])}", columns=columns, rows=tuple(s for s, _ in pairs),
                      raw=tuple(v for _, v in pairs), provenance=provenance([rec]))
 
@@ -249,8 +249,9 @@ def sharing_matrix(records: Iterable[Record], variants: Sequence[str] = SHARING_
     cells = sorted({r.params.get("cell") for r in recs}, key=lambda c: corder.get(c, 9))
     missing = [c for c in CELLS if c not in cells]
     p = recs[0].params
-    caption = (f"units={p.get('units')}, batch={p.get('batch')}, seq_len={p.get('seq_len')}; the input_dim != units "
-               f"sub-case uses input_dim={p.get('input_dim') if p.get('input_dim') != p.get('units') else '?'}; "
+    caption = (f"units={p.get('units')}, batch={p.get('batch')}, seq_len={p.get('seq_len')}; vars: distinct trainable "
+               "variables; one kernel: every layer calls the same kernel object; max |diff|: outputs vs the right "
+               "code on the same inputs; "
                + (f"not run yet for {', '.join(missing)}; " if missing else "") + source_note(recs))
     return TableView(title="Sharing one cell object: every cell, both input widths",
                      caption=caption, columns=("cell", "construct") + _SHARING_COLUMNS,
