@@ -7,6 +7,7 @@ README, "Bundled results"). When the local store lacks a configuration, the app 
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Sequence
 
@@ -15,6 +16,12 @@ from .record import Record, canonical_json, parse_records
 from .store import Store
 
 BASELINE_DIR = Path(__file__).resolve().parent.parent / "data" / "baseline"
+
+
+def baseline_dir() -> Path:
+    """``data/baseline``, or the folder ``RNNLAB_BASELINE`` names (tests point it at an empty one)."""
+    env = os.environ.get("RNNLAB_BASELINE")
+    return Path(env) if env else BASELINE_DIR
 
 
 @functools.lru_cache(maxsize=4)
@@ -28,7 +35,8 @@ def _load(dirpath: str, stamp: tuple) -> tuple[Record, ...]:
     return tuple(out)
 
 
-def load(dirpath: Path = BASELINE_DIR) -> list[Record]:
+def load(dirpath: Path | None = None) -> list[Record]:
+    dirpath = Path(dirpath) if dirpath is not None else baseline_dir()
     if not dirpath.is_dir():
         return []
     stamp = tuple((f.name, f.stat().st_mtime_ns) for f in sorted(dirpath.glob("*.json*")))
@@ -40,13 +48,13 @@ def _spec(r: Record) -> str:
     return canonical_json([r.experiment, r.variant, p])
 
 
-def combined(store: Store | None = None, *, experiment: str | None = None, baseline_dir: Path = BASELINE_DIR,
+def combined(store: Store | None = None, *, experiment: str | None = None, bundled_dir: Path | None = None,
              local: Sequence[Record] | None = None) -> list[Record]:
     """This machine's records, plus bundled ones for configurations measured nowhere here."""
     if local is None:
         local = (store or Store()).records(experiment)
     local = [r for r in local if experiment is None or r.experiment == experiment]
     have = {_spec(r) for r in local}
-    extra = [r for r in load(baseline_dir) if (experiment is None or r.experiment == experiment)
+    extra = [r for r in load(bundled_dir) if (experiment is None or r.experiment == experiment)
              and _spec(r) not in have]
     return list(local) + extra

@@ -156,6 +156,9 @@ def test_keras_cudnn_eligibility_rules():
 
 def test_gpu_code_path_selected_from_ctx_device():
     """ctx.device="GPU" places ops on /GPU:0 (soft placement runs them on the CPU here) and applies the GPU rules."""
+    import tensorflow as tf
+
+    tf.config.set_soft_device_placement(True)  # an earlier test in this process may have turned it off
     ctx = WorkerContext(device="GPU")
     res = run_variant(_params("lstm", 1, "full", False), "keras", ctx)
     assert res["details"]["device"] == "GPU"
