@@ -161,25 +161,14 @@ def _pct(x: float) -> str:
 
 
 def _describe(params: Mapping, device: str) -> str:
-    parts = []
-    if "cell" in params:
-        parts.append(str(params["cell"]))
-    if "layers" in params and "units" in params:
-        parts.append(f"{params['layers']}x{params['units']}")
-    elif "units" in params:
-        parts.append(f"{params['units']} units")
-    if "batch" in params:
-        parts.append(f"batch {params['batch']}")
-    if "seq_len" in params:
-        parts.append(f"{params['seq_len']} steps" + (f" x {params['input_dim']}" if "input_dim" in params else ""))
-    if params.get("dtype") not in (None, "float32"):
-        parts.append(str(params["dtype"]))
-    if params.get("lengths") not in (None, "full"):
-        parts.append(f"lengths {params['lengths']}")
+    """A configuration in words, as every table caption says it (``format.fmt_params``), plus data set and device."""
+    from .format import fmt_params
+
+    parts = [fmt_params(dict(params))]
     if "dataset" in params:
         parts.append(f"dataset {params['dataset']}" + (f", {params['epochs']} epochs" if "epochs" in params else ""))
     parts.append(device)
-    return ", ".join(parts)
+    return ", ".join(p for p in parts if p)
 
 
 def _where(r: Record) -> str:
