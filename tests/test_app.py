@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import textwrap
@@ -24,6 +23,7 @@ from rnnlab.harness.runner import Cancelled, Progress
 from rnnlab.record import Record, make_key, utc_now
 from rnnlab.store import Store
 from rnnlab.variants import BASE_VARIANTS
+from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "streamlit_app.py")
@@ -96,38 +96,8 @@ class FakeRun:
         return out
 
 
-@pytest.fixture(autouse=True)
-def no_run_left_behind():
-    """The JobManager is process-global (st.cache_resource): no test may leave a run going for the next."""
-    yield
-    from ui.jobs import manager
-
-    mgr = manager()
-    for job in mgr.active():
-        mgr.cancel(job.key)
-    deadline = time.monotonic() + 60
-    while mgr.active() and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
 def app(page: str | None = None, query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    if page:
-        at.switch_page(page)
-        if query:
-            at.query_params.update(query)
-        at.run()
-    return at
-
-
-def plain(text: str) -> str:
-    """Alert text as the reader sees it (the app escapes Markdown in messages quoting user input)."""
-    return re.sub(r"\\(.)", r"\1", text)
-
-
-def no_errors(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
+    return open_app(page, query)
 
 
 def wait_for(at: AppTest, cond, timeout: float = 30.0, every: float = 0.1) -> AppTest:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -25,6 +24,7 @@ from rnnlab.commands import claims as claims_cmd
 from rnnlab.errors import RnnlabError
 from rnnlab.record import Record, make_key, utc_now
 from rnnlab.store import Store
+from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "streamlit_app.py")
@@ -86,37 +86,10 @@ def full_records() -> list[Record]:
 
 
 # -- AppTest helpers -------------------------------------------------------------------------------------------------
-@pytest.fixture(autouse=True)
-def no_run_left_behind():
-    """The JobManager is process-global (st.cache_resource): no test may leave a run going for the next."""
-    yield
-    from ui.jobs import manager
-
-    mgr = manager()
-    for job in mgr.active():
-        mgr.cancel(job.key)
-    deadline = time.monotonic() + 30
-    while mgr.active() and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
 def app(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.switch_page(PAGE)
-    if query:
-        at.query_params.update(query)
-    at.run()
+    at = open_app(PAGE, query)
     no_errors(at)
     return at
-
-
-def no_errors(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def plain(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
 
 
 def claims_frame(at: AppTest):

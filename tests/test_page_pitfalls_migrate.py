@@ -14,7 +14,6 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # before any TensorFlow impor
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import json  # noqa: E402
-import re  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import textwrap  # noqa: E402
@@ -34,6 +33,7 @@ from rnnlab.harness.context import WorkerContext  # noqa: E402
 from rnnlab.migrate import views as MV  # noqa: E402
 from rnnlab.record import Record, make_key, utc_now  # noqa: E402
 from rnnlab.store import Store  # noqa: E402
+from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: E402,F401
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")
 
@@ -73,21 +73,10 @@ def rec_of(recs, variant: str, **params) -> Record:
 
 # -- AppTest helpers -----------------------------------------------------------------------------------------------
 def app(page: str, query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    at.switch_page(page)
-    if query:
-        at.query_params.update(query)
-    at.run()
-    return at
+    return open_app(page, query, timeout=120)
 
 
-def plain(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
-
-
-def no_exception(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
+no_exception = no_errors
 
 
 def texts(at: AppTest, *kinds: str) -> str:
@@ -101,19 +90,6 @@ def codes(at: AppTest) -> list[str]:
 def frames(at: AppTest) -> dict[str, object]:
     """The page's dataframes by their first column's name."""
     return {d.value.columns[0]: d.value for d in at.dataframe}
-
-
-@pytest.fixture(autouse=True)
-def no_run_left_behind():
-    yield
-    from ui.jobs import manager
-
-    mgr = manager()
-    for job in mgr.active():
-        mgr.cancel(job.key)
-    deadline = time.monotonic() + 60
-    while mgr.active() and time.monotonic() < deadline:
-        time.sleep(0.05)
 
 
 class FakeRun:

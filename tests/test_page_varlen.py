@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import textwrap
@@ -25,6 +24,7 @@ from rnnlab.errors import RnnlabError
 from rnnlab.record import Record, make_key, utc_now
 from rnnlab.store import Store
 from rnnlab.varlen import views as vv
+from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "streamlit_app.py")
@@ -86,35 +86,8 @@ def fill(recs: dict, *names: str) -> None:
 
 
 # -- AppTest helpers ---------------------------------------------------------------------------------------------------
-@pytest.fixture(autouse=True)
-def no_run_left_behind():
-    yield
-    from ui.jobs import manager
-
-    mgr = manager()
-    for job in mgr.active():
-        mgr.cancel(job.key)
-    deadline = time.monotonic() + 60
-    while mgr.active() and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
 def app(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.switch_page(PAGE)
-    if query:
-        at.query_params.update(query)
-    at.run()
-    return at
-
-
-def plain(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
-
-
-def no_errors(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
+    return open_app(PAGE, query)
 
 
 def alerts(at: AppTest) -> str:

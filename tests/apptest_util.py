@@ -1,0 +1,48 @@
+"""What every AppTest page test shares: opening a page through the router, reading messages, and making sure no
+background run outlives its test. Import ``no_run_left_behind`` into a test module to use the fixture."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
+
+
+def open_app(page: str | None = None, query: dict | None = None, *, timeout: float = 60) -> AppTest:
+    """Run the router, then switch to ``page`` with ``query`` as its URL parameters."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    at.run()
+    if page:
+        at.switch_page(page)
+        if query:
+            at.query_params.update(query)
+        at.run()
+    return at
+
+
+def plain(text: str) -> str:
+    """Alert text as the reader sees it (the app escapes Markdown in messages quoting user input)."""
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+@pytest.fixture(autouse=True)
+def no_run_left_behind():
+    """The JobManager is process-global (st.cache_resource): no test may leave a run going for the next."""
+    yield
+    from ui.jobs import manager
+
+    mgr = manager()
+    for job in mgr.active():
+        mgr.cancel(job.key)
+    deadline = time.monotonic() + 60
+    while mgr.active() and time.monotonic() < deadline:
+        time.sleep(0.05)
