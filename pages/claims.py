@@ -1,20 +1,24 @@
 """Claims: every checkable claim of the four seeds, judged on this machine's records (the page people link to).
 
 Sections: the claims (summary, filters, table, downloads, one expander per claim); tuning knobs, mixed precision and
-a real training task (the experiments only this page shows); fastest for you (``rnnlab.recommend`` at the reader's
+a real training task (the experiments only this page shows); fastest for you (``rnnlab.judge.recommend`` at the reader's
 configuration). The filters and the recommendation's configuration live in the URL. Verdicts, tables and charts
-come from ``rnnlab.claims`` and ``rnnlab.claim_views``; this page only lays them out.
+come from ``rnnlab.judge.claims`` and ``rnnlab.present.claims``; this page only lays them out.
 """
 
 import streamlit as st
 
 import ui
-from rnnlab import api, claim_views as CV, claims, envinfo, experiments, findings, lookup, recommend, tables
-from rnnlab import variants as V
-from rnnlab.claims import STATUSES
-from rnnlab.errors import RnnlabError
+from rnnlab.engine import api
+from rnnlab.present import claims as CV, tables
+from rnnlab.judge import claims, findings, select, recommend
+from rnnlab.core import envinfo
+from rnnlab import experiments
+from rnnlab.tf import variants as V
+from rnnlab.judge.claims import STATUSES
+from rnnlab.core.errors import RnnlabError
 from rnnlab.experiments.training import summarize as training_summary
-from rnnlab.views import to_frame
+from rnnlab.core.views import to_frame
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
 
@@ -86,7 +90,7 @@ n = CV.counts(results)
 for col, s in zip(st.columns(len(STATUSES)), STATUSES):
     col.metric(f"{ICON[s]} {s}", n[s], help=CV.STATUS_HELP[s], border=True)
 if records:
-    st.caption(f"Judged on {len(records)} records: {ui.md_escape(tables.source_note(records))}.")
+    st.caption(f"Judged on {len(records)} records: {ui.md_escape(select.source_note(records))}.")
 else:
     st.info("Nothing is measured yet, so every claim is *not measured*. A first look at the unrolling claims takes "
             "about a minute: `python -m rnnlab run unroll --preset quick` in a terminal, or press **Run** in a "
@@ -162,7 +166,7 @@ def run_buttons(name: str) -> None:
     exp = experiments.get(name)
     env = None
     with ui.guard("Reading this machine's environment"):
-        env = lookup.known_env(ui.store(), "auto")
+        env = api.known_env(ui.store(), "auto")
     fp = envinfo.fingerprint(env) if env else None
     cols = st.columns([3, 3, 4])
     for col, preset in zip(cols, ("quick", "seed")):
@@ -171,7 +175,7 @@ def run_buttons(name: str) -> None:
         except RnnlabError as e:
             col.button(f"{preset} preset", disabled=True, key=f"{P}run_{name}_{preset}", help=str(e))
             continue
-        missing = sum(len(lookup.pick(records, p, plan.variants, fingerprint=fp, experiment=name).missing)
+        missing = sum(len(select.pick(records, p, plan.variants, fingerprint=fp, experiment=name).missing)
                       for p in plan.points)
         point = {k: v for k, v in exp.presets[preset].items() if k != "variants"}
         label = (f"Run {preset} preset ({missing} to measure)" if missing else f"{preset.capitalize()} preset: stored")

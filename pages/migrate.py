@@ -14,12 +14,16 @@ import tempfile
 import streamlit as st
 
 import ui
-from rnnlab import api, envinfo, experiments, lookup, tables
-from rnnlab.errors import RnnlabError
-from rnnlab.format import fmt_params
-from rnnlab.migrate import cudnn, mapping
-from rnnlab.migrate import views as MV
-from rnnlab.views import to_frame
+from rnnlab.engine import api
+from rnnlab.core import envinfo
+from rnnlab import experiments
+from rnnlab.judge import select
+from rnnlab.present import tables
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import fmt_params
+from rnnlab.tf import cudnn, mapping
+from rnnlab.present import migrate as MV
+from rnnlab.core.views import to_frame
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
 
@@ -60,12 +64,12 @@ params = MV.preset_params(preset, cell, layers)
 records = None
 with ui.guard("Reading the stored results"):
     records = ui.records("migrate")
-    env = lookup.known_env(ui.store())
+    env = api.known_env(ui.store())
 if records is None:
     st.stop()
 fp = envinfo.fingerprint(env) if env else None
 checks = MV.live(records, params, MV.CHECK_VARIANTS, fingerprint=fp)
-sel = lookup.pick(records, params, ["convert_verify", "seed004_construct", *MV.CHECK_VARIANTS], fingerprint=fp,
+sel = select.pick(records, params, ["convert_verify", "seed004_construct", *MV.CHECK_VARIANTS], fingerprint=fp,
                   experiment="migrate")
 busy = bool(ui.jobs.manager().active())
 plans = {}
@@ -157,7 +161,7 @@ sync.write({"cell": cell, "layers": layers}, [row_variant], {"preset": preset, *
 # -- the converter demo --------------------------------------------------------------------------------------------
 st.header("The converter, end to end", divider="gray")
 st.markdown("A worker builds a TF1 `dynamic_rnn` over the chosen cell and layers with random weights, saves it with "
-            "`tf.compat.v1.train.Saver`, reads the checkpoint back (`rnnlab.migrate.convert.read_tf1_checkpoint`), "
+            "`tf.compat.v1.train.Saver`, reads the checkpoint back (`rnnlab.tf.convert.read_tf1_checkpoint`), "
             "converts it to Keras 3 layers, writes a `.keras` file, loads it with `keras.models.load_model` and runs "
             f"it against the TF1 graph on the same inputs, with full lengths and with `sequence_length`; tolerance "
             f"{MV.ATOL:g}.")
@@ -279,7 +283,7 @@ st.markdown(f"**The CPU path** ({'no GPU on this machine' if not gpu_here else '
             f"{ui.md_escape(cudnn.CPU_PATH.removeprefix('CPU: '))}")
 st.caption(f"Rules from Keras {envinfo.static_env().get('keras') or '3'}: {', '.join(cudnn.SOURCES)}.")
 
-s004 = sel.shown.get("seed004_construct") or lookup.best(
+s004 = sel.shown.get("seed004_construct") or select.best(
     [r for r in records if r.variant == "seed004_construct"], fp)
 st.subheader("Seed 004's construct, run here")
 if s004 is None:
@@ -308,7 +312,7 @@ unroll_recs = None
 with ui.guard("Reading the stored unrolling results"):
     unroll_recs = ui.records("unroll")
 if unroll_recs is not None:
-    shown = list(lookup.pick(unroll_recs, point, variants, fingerprint=fp, experiment="unroll").shown.values())
+    shown = list(select.pick(unroll_recs, point, variants, fingerprint=fp, experiment="unroll").shown.values())
     if shown:
         cmp = tables.comparison(shown, reference=ref, title="seed 004's construct vs its replacement",
                                 metrics=("fwd_ms", "train_ms", "build_s", "first_call_s", "peak_mem_mb"))

@@ -6,7 +6,8 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from rnnlab import experiments, findings
+from rnnlab import experiments
+from rnnlab.judge import findings
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
 

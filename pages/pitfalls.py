@@ -8,10 +8,13 @@ executes it in a worker. The settings (pitfall, sizes, cell) live in the URL.
 import streamlit as st
 
 import ui
-from rnnlab import api, envinfo, experiments, lookup
-from rnnlab import pitfall_views as PV
+from rnnlab.engine import api
+from rnnlab.core import envinfo
+from rnnlab import experiments
+from rnnlab.judge import select
+from rnnlab.present import pitfalls as PV
 from rnnlab.experiments.pitfalls import PITFALLS
-from rnnlab.views import to_frame
+from rnnlab.core.views import to_frame
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
 
@@ -52,11 +55,11 @@ params = PV.preset_params(preset, cell)
 records = None
 with ui.guard("Reading the stored results"):
     records = ui.records("pitfalls")
-    env = lookup.known_env(ui.store())
+    env = api.known_env(ui.store())
 if records is None:
     st.stop()
 fp = envinfo.fingerprint(env) if env else None
-sel = lookup.pick(records, params, VARIANTS, fingerprint=fp, experiment="pitfalls")
+sel = select.pick(records, params, VARIANTS, fingerprint=fp, experiment="pitfalls")
 fam = PV.family(pitfall)
 
 # -- run -----------------------------------------------------------------------------------------------------------
@@ -67,7 +70,7 @@ with ui.guard("These settings cannot run"):
     if fam:
         plans["cells"] = api.plan("pitfalls", overrides={**params, "cell": list(PV.CELLS)}, variants=list(fam))
 busy = bool(ui.jobs.manager().active())
-missing_cells = sum(len(lookup.pick(records, PV.preset_params(preset, c), fam, fingerprint=fp,
+missing_cells = sum(len(select.pick(records, PV.preset_params(preset, c), fam, fingerprint=fp,
                                     experiment="pitfalls").missing) for c in PV.CELLS) if fam else 0
 r1, r2, r3, r4 = st.columns([3, 3, 3, 4])
 stored = pitfall not in sel.missing
@@ -155,7 +158,7 @@ if fam:
     st.subheader("Every cell, both input widths")
     shown = []
     for c in PV.CELLS:
-        s = lookup.pick(records, PV.preset_params(preset, c), fam, fingerprint=fp, experiment="pitfalls")
+        s = select.pick(records, PV.preset_params(preset, c), fam, fingerprint=fp, experiment="pitfalls")
         shown += list(s.shown.values())
     matrix = PV.sharing_matrix(shown, fam)
     if matrix is None:

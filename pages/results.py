@@ -9,8 +9,9 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from rnnlab import api, tables
-from rnnlab.errors import RnnlabError
+from rnnlab.engine import api
+from rnnlab.present import tables
+from rnnlab.core.errors import RnnlabError
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
 

@@ -7,13 +7,17 @@ what this machine has not stored, in the background (progress and Cancel below t
 import streamlit as st
 
 import ui
-from rnnlab import api, charts, envinfo, experiments, lookup, tables
-from rnnlab import variants as V
-from rnnlab.errors import RnnlabError
-from rnnlab.findings import SWEEP_VALUES, UNROLL_CONTROLS
-from rnnlab.format import fmt_params
-from rnnlab.report import chart_view
-from rnnlab.variants import label as variant_label
+from rnnlab.engine import api
+from rnnlab.present import charts, tables
+from rnnlab.core import envinfo
+from rnnlab import experiments
+from rnnlab.judge import select
+from rnnlab.tf import variants as V
+from rnnlab.core.errors import RnnlabError
+from rnnlab.judge.findings import SWEEP_VALUES, UNROLL_CONTROLS
+from rnnlab.core.format import fmt_params
+from rnnlab.present.report import chart_view
+from rnnlab.tf.variants import label as variant_label
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
 
@@ -118,12 +122,12 @@ except RnnlabError as e:
 records = None
 with ui.guard("Reading the stored results"):
     records = ui.records("unroll")
-    env = lookup.known_env(ui.store(), values["device"])
+    env = api.known_env(ui.store(), values["device"])
 if records is None:
     st.stop()
 fp = envinfo.fingerprint(env) if env else None
 point = plan.points[0]
-sel = lookup.pick(records, point, plan.variants, fingerprint=fp, experiment="unroll")
+sel = select.pick(records, point, plan.variants, fingerprint=fp, experiment="unroll")
 
 # -- run -----------------------------------------------------------------------------------------------------------
 st.divider()
@@ -148,8 +152,8 @@ if go or again:
         st.rerun()
 ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in (plan, sweep_plan) if p is not None})
 
-sweep_recs = lookup.sweep(records, point, plan.variants, x="seq_len", fingerprint=fp, experiment="unroll")
-sweep_cap = f"{fmt_params({k: v for k, v in point.items() if k != 'seq_len'})}; {tables.source_note(sweep_recs)}"
+sweep_recs = select.sweep(records, point, plan.variants, x="seq_len", fingerprint=fp, experiment="unroll")
+sweep_cap = f"{fmt_params({k: v for k, v in point.items() if k != 'seq_len'})}; {select.source_note(sweep_recs)}"
 sweep_made = []
 for metric, name in (("fwd_ms", "forward step"), ("train_ms", "training step"), ("build_s", "build time")):
     chart = charts.sweep(sweep_recs, x="seq_len", metric=metric)
@@ -179,7 +183,7 @@ else:
     st.caption(view.caption)
 
     ok = [r for r in shown if r.ok]
-    cap = f"{fmt_params(point)}; {tables.source_note(shown)}"
+    cap = f"{fmt_params(point)}; {select.source_note(shown)}"
     made = []
     for chart, name in ((charts.step_time(ok, "fwd_ms"), "Forward step time"),
                         (charts.step_time(ok, "train_ms"), "Training step time"),
@@ -213,7 +217,7 @@ else:
 # -- sweep ---------------------------------------------------------------------------------------------------------
 st.header("Scaling with the sequence length", divider="gray")
 sweep_points = sweep_plan.points if sweep_plan is not None else ()
-n_missing = sum(len(lookup.pick(records, p, plan.variants, fingerprint=fp, experiment="unroll").missing)
+n_missing = sum(len(select.pick(records, p, plan.variants, fingerprint=fp, experiment="unroll").missing)
                 for p in sweep_points)
 s1, s2 = st.columns([3, 6])
 label = (f"Run this sweep: {n_missing} measurement{'s' if n_missing != 1 else ''} not stored" if n_missing

@@ -10,17 +10,20 @@ show at once; Run measures what this machine has not stored, in the background.
 import streamlit as st
 
 import ui
-from rnnlab import api, envinfo, experiments, lookup
-from rnnlab.errors import RnnlabError
+from rnnlab.engine import api
+from rnnlab.core import envinfo
+from rnnlab import experiments
+from rnnlab.judge import select
+from rnnlab.core.errors import RnnlabError
 from rnnlab.experiments import padding as padding_exp
 from rnnlab.experiments import varlen as varlen_exp
 from rnnlab.experiments.seed003 import LABELS as SEED003_LABELS
-from rnnlab.format import fmt_params
-from rnnlab.params import lengths_for
-from rnnlab.report import chart_view
-from rnnlab.tables import source_note
-from rnnlab.varlen import views as vv
-from rnnlab.views import to_frame
+from rnnlab.core.format import fmt_params
+from rnnlab.core.params import lengths_for
+from rnnlab.present.report import chart_view
+from rnnlab.judge.select import source_note
+from rnnlab.present import varlen as vv
+from rnnlab.core.views import to_frame
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
 
@@ -191,11 +194,11 @@ def stored(sec: Section, values: dict, chosen: list[str]):
     records, env = None, None
     with ui.guard("Reading the stored results"):
         records = ui.records(sec.exp.name)
-        env = lookup.known_env(ui.store(), values["device"])
+        env = api.known_env(ui.store(), values["device"])
     if records is None:
         return None
     fp = envinfo.fingerprint(env) if env else None
-    sel = lookup.pick(records, plan.points[0], plan.variants, fingerprint=fp, experiment=sec.exp.name)
+    sel = select.pick(records, plan.points[0], plan.variants, fingerprint=fp, experiment=sec.exp.name)
     if values["device"] == "gpu" and not envinfo.static_env()["gpu_hint"]:
         st.warning("device=gpu: TensorFlow cannot see a GPU on this machine, so a run would fail. Stored or bundled "
                    "GPU results still show; choose auto or cpu to measure here.", icon=":material/memory:")

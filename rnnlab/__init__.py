@@ -10,10 +10,10 @@ The public API (no TensorFlow is imported by any of it; measurements run in spaw
 
 __version__ = "0.1.0"
 
-from .api import Plan, environment, import_file, plan, run  # noqa: E402
-from .errors import RnnlabError, VariantUnsupported  # noqa: E402
-from .record import Record  # noqa: E402
-from .store import Store  # noqa: E402
+from rnnlab.engine.api import Plan, environment, import_file, plan, run  # noqa: E402
+from rnnlab.core.errors import RnnlabError, VariantUnsupported  # noqa: E402
+from rnnlab.core.record import Record  # noqa: E402
+from rnnlab.core.store import Store  # noqa: E402
 
 __all__ = ["Plan", "Record", "RnnlabError", "Store", "VariantUnsupported", "environment", "import_file", "plan",
            "run", "__version__"]

@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-from .errors import RnnlabError
+from rnnlab.core.errors import RnnlabError
 
 COMMANDS = ("env", "list_", "run", "results", "export", "import_", "convert", "claims")
 

@@ -1,7 +1,7 @@
 """The Streamlit app through AppTest: every page renders, runs go through the background JobManager, the URL holds
 a view, bad input becomes a message (never a traceback), and pages that show stored results import no TensorFlow.
 
-Most tests replace ``rnnlab.api.run`` with a fake (fast); ``test_real_tiny_run`` runs real workers.
+Most tests replace ``rnnlab.engine.api.run`` with a fake (fast); ``test_real_tiny_run`` runs real workers.
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rnnlab import api, envinfo, experiments
-from rnnlab.harness.runner import Cancelled, Progress
-from rnnlab.record import Record, make_key, utc_now
-from rnnlab.store import Store
-from rnnlab.variants import BASE_VARIANTS
+from rnnlab.engine import api
+from rnnlab.core import envinfo
+from rnnlab import experiments
+from rnnlab.engine.runner import Cancelled, Progress
+from rnnlab.core.record import Record, make_key, utc_now
+from rnnlab.core.store import Store
+from rnnlab.tf.variants import BASE_VARIANTS
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +65,7 @@ def seed_store(*, sweep: bool = False) -> list[Record]:
     return recs
 
 
-# -- a fake runner in place of rnnlab.api.run -------------------------------------------------------------------------
+# -- a fake runner in place of rnnlab.engine.api.run -------------------------------------------------------------------------
 class FakeRun:
     """Stores a record per (point, variant) like api.run; ``fail`` variants get an error record; with ``block`` it
     waits for Cancel."""
@@ -200,8 +202,9 @@ def test_unrolling_shows_stored_results_at_once_with_charts_and_downloads():
 
 
 def test_unrolling_download_report_renders_every_format():
-    from rnnlab import charts, exporters, tables
-    from rnnlab.report import chart_view
+    from rnnlab.present import charts, tables
+    from rnnlab import exporters
+    from rnnlab.present.report import chart_view
     from ui import downloads
 
     recs = seed_store()

@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from rnnlab import claims
-from rnnlab.claims import CLAIMS, SEED_000, SEED_003, STATUSES, evaluate, verdict
-from rnnlab.record import Record
+from rnnlab.judge import claims
+from rnnlab.judge.claims import CLAIMS, SEED_000, SEED_003, STATUSES, evaluate, verdict
+from rnnlab.core.record import Record
 
 _n = itertools.count()
 CPU = {"device": "CPU", "gpu": None, "tf": "2.21.0", "device_name": "test cpu"}
@@ -319,5 +319,5 @@ def test_evaluate_and_rows():
 
 
 def test_imports_no_tensorflow():
-    code = "import sys, rnnlab.claims; assert 'tensorflow' not in sys.modules and 'streamlit' not in sys.modules"
+    code = "import sys, rnnlab.judge.claims; assert 'tensorflow' not in sys.modules and 'streamlit' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -9,7 +9,7 @@ import pytest
 
 from rnnlab import experiments
 from rnnlab.cli import main
-from rnnlab.store import Store
+from rnnlab.core.store import Store
 from tests.test_runner import ENV, FAKE
 
 
@@ -64,7 +64,7 @@ def test_list_json_names_every_parameter_with_limits(capsys):
 def test_run_json_then_cached_then_results(tmp_path, monkeypatch, capsys):
     experiments._load_all()
     monkeypatch.setitem(experiments._cache, "fake", FAKE)
-    monkeypatch.setattr("rnnlab.api.environment", lambda *a, **k: dict(ENV))
+    monkeypatch.setattr("rnnlab.engine.api.environment", lambda *a, **k: dict(ENV))
     assert main(["run", "fake", "--variants", "ok,ok_off", "--set", "units=4,8", "--json"]) == 0
     out, err = capsys.readouterr()
     recs = json.loads(out)  # stdout holds the JSON array and nothing else

@@ -1,4 +1,4 @@
-"""The TF1 -> Keras 3 converter (rnnlab.migrate.convert) and the ``convert`` command.
+"""The TF1 -> Keras 3 converter (rnnlab.tf.convert) and the ``convert`` command.
 
 Every supported cell (BasicRNNCell, BasicLSTMCell, LSTMCell, GRUCell) at stack depths 1-3: the original TF1 graph's
 outputs and final states against the converted Keras 3 layers on the same inputs, full lengths and with
@@ -18,8 +18,8 @@ import warnings  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from rnnlab.errors import RnnlabError  # noqa: E402
-from rnnlab.migrate import convert as cv  # noqa: E402
+from rnnlab.core.errors import RnnlabError  # noqa: E402
+from rnnlab.tf import convert as cv  # noqa: E402
 
 TOL = 1e-5
 BATCH, T, IN, UNITS = 4, 6, 3, 5
@@ -283,7 +283,7 @@ def test_command_main_exit_codes(tmp_path, capsys):
 # -- pure parts: cuDNN rules and the mapping -------------------------------------------------------------------------
 
 def test_cudnn_eligibility_rules():
-    from rnnlab.migrate.cudnn import cudnn_eligibility
+    from rnnlab.tf.cudnn import cudnn_eligibility
 
     assert cudnn_eligibility("LSTM") == (True, [])
     assert cudnn_eligibility("GRU", sequence_length=[3, 2]) == (True, [])
@@ -304,11 +304,11 @@ def test_cudnn_eligibility_rules():
 def test_mapping_rows_have_checks_and_no_tf_import():
     import subprocess
 
-    code = ("import sys; from rnnlab.migrate import mapping, cudnn; "
+    code = ("import sys; from rnnlab.tf import mapping, cudnn; "
             "assert 'tensorflow' not in sys.modules; print(len(mapping.ROWS))")
     env = {k: v for k, v in os.environ.items()}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    from rnnlab.migrate import checks, mapping
+    from rnnlab.tf import migrate_checks as checks, mapping
 
     assert int(out.stdout.strip()) == len(mapping.ROWS)
     assert set(mapping.CHECK_NAMES) == set(checks.CHECKS)

@@ -13,10 +13,10 @@ import altair as alt
 import pandas as pd
 import pytest
 
-from rnnlab.errors import RnnlabError
+from rnnlab.core.errors import RnnlabError
 from rnnlab.exporters import EXPORTERS, export, render_bytes
 from rnnlab.exporters.pptx import plan_table
-from rnnlab.views import ChartView, Report, TableView, to_frame
+from rnnlab.core.views import ChartView, Report, TableView, to_frame
 
 NOW = datetime(2025, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
 PROV = {"machine": "bench-box-7", "device": "CPU (2 cores)", "tf": "2.21.0", "keras": "3.15.1", "rnnlab": "0.1.0",

@@ -4,8 +4,10 @@ import hashlib
 
 import pytest
 
-from rnnlab import envinfo, experiments, findings, lookup, urlstate
-from rnnlab.record import Record
+from rnnlab.core import envinfo, urlstate
+from rnnlab import experiments
+from rnnlab.judge import findings, select
+from rnnlab.core.record import Record
 
 SEED = {k: v for k, v in experiments.get("unroll").presets["seed"].items() if k != "variants"}
 ENV = {"tf": "2.21.0", "keras": "3.15.1", "tf_keras": "2.21.0", "python": "3.11.7", "device": "CPU",
@@ -133,19 +135,19 @@ def test_pick_prefers_this_environment_and_lists_missing():
             rec("tf1_static", fwd_ms=2.0, when="2026-01-01T00:00:00Z"),
             rec("tf1_dynamic", fwd_ms=3.0, source="baseline")]
     point = experiments.get("unroll").params.fill(SEED)
-    sel = lookup.pick(recs, point, ["tf1_static", "tf1_dynamic", "keras"], fingerprint=fp)
+    sel = select.pick(recs, point, ["tf1_static", "tf1_dynamic", "keras"], fingerprint=fp)
     assert sel.shown["tf1_static"].metrics["fwd_ms"] == 2.0  # this environment beats newer from another TF
     assert sel.shown["tf1_dynamic"].source == "baseline"  # bundled shows, but is still missing here
     assert sel.missing == ("tf1_dynamic", "keras")
     other = experiments.get("unroll").params.fill({**SEED, "units": 7})
-    assert lookup.pick(recs, other, ["tf1_static"], fingerprint=fp).shown == {}
+    assert select.pick(recs, other, ["tf1_static"], fingerprint=fp).shown == {}
 
 
 def test_pick_treats_a_transient_failure_as_missing_and_ignores_the_time_limit():
     fp = envinfo.fingerprint(ENV)
     crashed = rec("keras", error="worker killed: out of memory").with_(details={"transient": True})
     point = experiments.get("unroll").params.fill({**SEED, "timeout_s": 60})
-    sel = lookup.pick([crashed, rec("tf1_static", fwd_ms=1.0)], point, ["keras", "tf1_static"], fingerprint=fp)
+    sel = select.pick([crashed, rec("tf1_static", fwd_ms=1.0)], point, ["keras", "tf1_static"], fingerprint=fp)
     assert sel.shown["keras"].error and sel.missing == ("keras",)  # shown with its reason, but run again
 
 
@@ -153,7 +155,7 @@ def test_sweep_points_one_per_variant_and_length():
     recs = [rec("tf1_static", fwd_ms=float(n), params={"seq_len": n}) for n in (25, 50, 100)]
     recs.append(rec("tf1_static", fwd_ms=1.0, params={"seq_len": 25, "units": 7}))
     point = experiments.get("unroll").params.fill(SEED)
-    pts = lookup.sweep(recs, point, ["tf1_static"])
+    pts = select.sweep(recs, point, ["tf1_static"])
     assert [r.params["seq_len"] for r in pts] == [25, 50, 100]
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from rnnlab import api, baseline
-from rnnlab.store import Store
+from rnnlab.engine import api
+from rnnlab.core import baseline
+from rnnlab.core.store import Store
 from tests.test_app import app, no_errors, plain
 from ui import nav
 

@@ -7,9 +7,10 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # TF1 cells: before any Tenso
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from rnnlab import api, experiments  # noqa: E402
-from rnnlab.errors import RnnlabError, VariantUnsupported  # noqa: E402
-from rnnlab.harness.context import WorkerContext  # noqa: E402
+from rnnlab.engine import api
+from rnnlab import experiments  # noqa: E402
+from rnnlab.core.errors import RnnlabError, VariantUnsupported  # noqa: E402
+from rnnlab.engine.context import WorkerContext  # noqa: E402
 
 TINY = {"cell": "rnn", "units": 8, "layers": 2, "batch": 3, "seq_len": 6, "input_dim": 5, "repeats": 2, "warmup": 0}
 
@@ -158,7 +159,7 @@ def test_training_refuses_missing_mnist(monkeypatch, tmp_path):
 
 def test_training_summary_is_pure_words():
     from rnnlab.experiments.training import summarize
-    from rnnlab.record import Record
+    from rnnlab.core.record import Record
 
     def r(v, acc, epoch_s, curve, **m):
         return Record(key=str(len(v)).rjust(64, "0"), experiment="training", variant=v, params={"target_acc": 0.7},

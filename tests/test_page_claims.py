@@ -1,7 +1,7 @@
 """The Claims page (pages/claims.py) through AppTest and a real browser, and ``python -m rnnlab claims``.
 
 Records are made by hand (no TensorFlow): verdicts follow them, the sections show them, the recommendation ranks
-them. Background runs use a fake ``rnnlab.api.run``.
+them. Background runs use a fake ``rnnlab.engine.api.run``.
 """
 
 from __future__ import annotations
@@ -18,12 +18,16 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rnnlab import api, claim_views, claims, envinfo, experiments
+from rnnlab.engine import api
+from rnnlab.present import claims as claim_views
+from rnnlab.judge import claims
+from rnnlab.core import envinfo
+from rnnlab import experiments
 from rnnlab.cli import main as cli_main
 from rnnlab.commands import claims as claims_cmd
-from rnnlab.errors import RnnlabError
-from rnnlab.record import Record, make_key, utc_now
-from rnnlab.store import Store
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.record import Record, make_key, utc_now
+from rnnlab.core.store import Store
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent

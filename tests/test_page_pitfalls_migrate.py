@@ -2,7 +2,7 @@
 
 The records are real: made once per module by running the experiments' worker functions in-process at the quick
 presets' sizes (tiny) and wrapped like ``api.run`` wraps them. Runs started from the pages go through ``ui.jobs`` with
-``rnnlab.api.run`` replaced by a fake that stores those records. One test converts a TF1 checkpoint written here by
+``rnnlab.engine.api.run`` replaced by a fake that stores those records. One test converts a TF1 checkpoint written here by
 ``tf.compat.v1.train.Saver`` through the page's upload (a real ``python -m rnnlab convert`` subprocess).
 """
 
@@ -24,15 +24,17 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from rnnlab import api, envinfo, lookup  # noqa: E402
-from rnnlab import pitfall_views as PV  # noqa: E402
-from rnnlab.errors import RnnlabError  # noqa: E402
+from rnnlab.engine import api
+from rnnlab.core import envinfo
+from rnnlab.judge import select  # noqa: E402
+from rnnlab.present import pitfalls as PV  # noqa: E402
+from rnnlab.core.errors import RnnlabError  # noqa: E402
 from rnnlab.experiments import migrate as migrate_exp  # noqa: E402
 from rnnlab.experiments import pitfalls as pitfalls_exp  # noqa: E402
-from rnnlab.harness.context import WorkerContext  # noqa: E402
-from rnnlab.migrate import views as MV  # noqa: E402
-from rnnlab.record import Record, make_key, utc_now  # noqa: E402
-from rnnlab.store import Store  # noqa: E402
+from rnnlab.engine.context import WorkerContext  # noqa: E402
+from rnnlab.present import migrate as MV  # noqa: E402
+from rnnlab.core.record import Record, make_key, utc_now  # noqa: E402
+from rnnlab.core.store import Store  # noqa: E402
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: E402,F401
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")
@@ -47,7 +49,7 @@ QUICK_MIG = MV.preset_params("quick", "lstm", 2)
 # -- records, made once --------------------------------------------------------------------------------------------
 def _record(exp, variant: str, params: dict) -> Record:
     """What ``api.run`` stores for one variant, with the worker function run in this process."""
-    env = envinfo.run_env(envinfo.static_env(), None, "CPU")  # what lookup.known_env rebuilds without a probe
+    env = envinfo.run_env(envinfo.static_env(), None, "CPU")  # what select.known_env rebuilds without a probe
     res = exp.run_variant(params, variant, WorkerContext())
     e = exp.EXPERIMENT
     return Record(key=make_key(api.spec_of(e.name, e.version, variant, params), envinfo.fingerprint(env)),
@@ -93,7 +95,7 @@ def frames(at: AppTest) -> dict[str, object]:
 
 
 class FakeRun:
-    """In place of ``rnnlab.api.run``: stores the module's record of each (point, variant) asked for."""
+    """In place of ``rnnlab.engine.api.run``: stores the module's record of each (point, variant) asked for."""
 
     def __init__(self, recs):
         self.recs = recs
@@ -105,7 +107,7 @@ class FakeRun:
         out = []
         for point in plan.points:
             for v in plan.variants:
-                r = next(r for r in self.recs if r.variant == v and lookup.same_config(r.params, point))
+                r = next(r for r in self.recs if r.variant == v and select.same_config(r.params, point))
                 store.put(r)
                 out.append(r)
         return out

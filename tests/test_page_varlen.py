@@ -19,11 +19,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rnnlab import api, baseline, envinfo, experiments
-from rnnlab.errors import RnnlabError
-from rnnlab.record import Record, make_key, utc_now
-from rnnlab.store import Store
-from rnnlab.varlen import views as vv
+from rnnlab.engine import api
+from rnnlab.core import baseline, envinfo
+from rnnlab import experiments
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.record import Record, make_key, utc_now
+from rnnlab.core.store import Store
+from rnnlab.present import varlen as vv
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +61,7 @@ def measure(experiment: str) -> list[Record]:
     """Every variant of ``experiment`` at the TINY sizes, in this process, as the records ``api.run`` would store."""
     import importlib
 
-    from rnnlab.harness.context import WorkerContext
+    from rnnlab.engine.context import WorkerContext
 
     exp = experiments.get(experiment)
     mod = importlib.import_module(f"rnnlab.experiments.{experiment}")
@@ -297,7 +299,7 @@ def test_cli_command_is_as_short_as_the_presets_allow():
 
 def test_the_page_report_exports_in_every_format(recs):
     from rnnlab import exporters
-    from rnnlab.report import chart_view
+    from rnnlab.present.report import chart_view
     from ui import downloads
 
     vl, pad, s3 = recs["varlen"], recs["padding"], recs["seed003"]

@@ -1,8 +1,8 @@
 import pytest
 
 from rnnlab import plan
-from rnnlab.errors import RnnlabError
-from rnnlab.params import PARAMS, lengths_for
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.params import PARAMS, lengths_for
 
 
 @pytest.mark.parametrize("name,text,fragment", [

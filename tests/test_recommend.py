@@ -1,4 +1,4 @@
-"""rnnlab.recommend: picks, margins, break-even, failed and missing variants (pure)."""
+"""rnnlab.judge.recommend: picks, margins, break-even, failed and missing variants (pure)."""
 
 import hashlib
 import itertools
@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from rnnlab.record import Record
-from rnnlab.recommend import GOALS, cost, recommend
+from rnnlab.core.record import Record
+from rnnlab.judge.recommend import GOALS, cost, recommend
 
 _n = itertools.count()
 CFG = {"cell": "rnn", "layers": 1, "units": 32, "batch": 8, "seq_len": 20, "input_dim": 16, "dtype": "float32",
@@ -105,5 +105,5 @@ def test_local_beats_bundled_and_ok_beats_failed():
 
 
 def test_imports_no_tensorflow():
-    code = "import sys, rnnlab.recommend; assert 'tensorflow' not in sys.modules and 'streamlit' not in sys.modules"
+    code = "import sys, rnnlab.judge.recommend; assert 'tensorflow' not in sys.modules and 'streamlit' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -2,11 +2,12 @@
 
 import pytest
 
-from rnnlab import api, experiments
+from rnnlab.engine import api
+from rnnlab import experiments
 from rnnlab.experiments.base import Experiment
-from rnnlab.harness.runner import Cancelled, run_task
-from rnnlab.params import param_set
-from rnnlab.store import Store
+from rnnlab.engine.runner import Cancelled, run_task
+from rnnlab.core.params import param_set
+from rnnlab.core.store import Store
 
 FAKE = Experiment(name="fake", version=1, title="fake", summary="harness test",
                   params=param_set(["units", "device", "timeout_s"], defaults={"timeout_s": 60}),

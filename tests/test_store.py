@@ -4,9 +4,9 @@ import sqlite3
 
 import pytest
 
-from rnnlab.errors import RnnlabError
-from rnnlab.record import Record, make_key, parse_records
-from rnnlab.store import STORE_SCHEMA, Store
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.record import Record, make_key, parse_records
+from rnnlab.core.store import STORE_SCHEMA, Store
 
 
 def rec(i: int, **kw) -> Record:

@@ -16,13 +16,13 @@ import math  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from rnnlab.errors import VariantUnsupported  # noqa: E402
-from rnnlab.harness.context import WorkerContext  # noqa: E402
-from rnnlab.params import PARAMS  # noqa: E402
-from rnnlab.variants import BASE_VARIANTS, XLA_VARIANTS  # noqa: E402
-from rnnlab.variants.measure import METRICS, run_variant  # noqa: E402
-from rnnlab.variants.numpy_ref import as_outputs, forward  # noqa: E402
-from rnnlab.variants.weights import Problem  # noqa: E402
+from rnnlab.core.errors import VariantUnsupported  # noqa: E402
+from rnnlab.engine.context import WorkerContext  # noqa: E402
+from rnnlab.core.params import PARAMS  # noqa: E402
+from rnnlab.tf.variants import BASE_VARIANTS, XLA_VARIANTS  # noqa: E402
+from rnnlab.tf.measure import METRICS, run_variant  # noqa: E402
+from rnnlab.tf.numpy_ref import as_outputs, forward  # noqa: E402
+from rnnlab.tf.weights import Problem  # noqa: E402
 
 TOL = 1e-5
 SIZES = dict(batch=3, seq_len=5, units=4, input_dim=3, repeats=2, warmup=0)
@@ -141,7 +141,7 @@ def test_unknown_variant_and_xla_on_tf1_are_refused():
 
 
 def test_keras_cudnn_eligibility_rules():
-    from rnnlab.variants.keras3 import cudnn_ineligible_reason
+    from rnnlab.tf.keras3 import cudnn_ineligible_reason
 
     def reason(cell, variant, device="GPU"):
         return cudnn_ineligible_reason(Problem(_params(cell, 1, "rows:5/3/1", False)), variant, device)

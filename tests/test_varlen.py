@@ -7,10 +7,10 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # before anything imports Ten
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from rnnlab.harness.context import WorkerContext  # noqa: E402
-from rnnlab.variants import numpy_ref  # noqa: E402
-from rnnlab.variants.weights import make_inputs, make_weights  # noqa: E402
-from rnnlab.varlen import checks, padding  # noqa: E402
+from rnnlab.engine.context import WorkerContext  # noqa: E402
+from rnnlab.tf import numpy_ref  # noqa: E402
+from rnnlab.tf.weights import make_inputs, make_weights  # noqa: E402
+from rnnlab.tf import varlen_checks as checks, batching as padding  # noqa: E402
 
 CELLS = ("rnn", "lstm", "gru")
 B, T, D, H = 4, 7, 3, 5
@@ -119,7 +119,7 @@ def _ok(res):
 
 @pytest.mark.parametrize("cell", CELLS)
 def test_tf1_and_keras_with_lengths_pass_and_without_fail(cell):
-    from rnnlab.varlen import models
+    from rnnlab.tf import varlen_models as models
 
     x = _padded_x()
     layer = make_weights(cell, 1, H, D, 0)[0]
@@ -294,7 +294,7 @@ def test_declaring_the_experiments_imports_no_tensorflow():
             "    e = importlib.import_module('rnnlab.experiments.' + m).EXPERIMENT\n"
             "    assert e.name == m and e.worker.startswith('rnnlab.experiments.' + m + ':')\n"
             "    assert set(e.presets) == {'quick', 'seed', 'full'} and e.metrics_doc\n"
-            "import rnnlab.varlen.checks, rnnlab.varlen.padding, rnnlab.varlen.models\n"
+            "import rnnlab.tf.varlen_checks, rnnlab.tf.batching, rnnlab.tf.varlen_models\n"
             "assert 'tensorflow' not in sys.modules\n")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     subprocess.run([sys.executable, "-c", code], check=True, cwd=root)

@@ -17,7 +17,7 @@ def run_variant(params, variant, ctx):
     if variant == "raise":
         raise ValueError("shapes (3, 4) and (5, 6) are incompatible")
     if variant == "unsupported":
-        from rnnlab.errors import VariantUnsupported
+        from rnnlab.core.errors import VariantUnsupported
 
         raise VariantUnsupported("bfloat16 is not supported by this variant on CPU")
     if variant == "hog":

@@ -8,11 +8,11 @@ from typing import Iterator
 
 import streamlit as st
 
-from rnnlab import baseline
-from rnnlab.errors import RnnlabError
-from rnnlab.record import Record
-from rnnlab.store import Store, default_path
-from rnnlab.views import TableView, to_frame
+from rnnlab.core import baseline
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.record import Record
+from rnnlab.core.store import Store, default_path
+from rnnlab.core.views import TableView, to_frame
 
 from . import nav
 

@@ -11,10 +11,12 @@ from typing import Sequence
 
 import streamlit as st
 
-from rnnlab import exporters, report as report_mod, tables
+from rnnlab.judge import select
+from rnnlab import exporters
+from rnnlab.present import report as report_mod, tables
 from rnnlab.exporters.base import slug
-from rnnlab.record import Record
-from rnnlab.views import ChartView, Report, TableView
+from rnnlab.core.record import Record
+from rnnlab.core.views import ChartView, Report, TableView
 
 # (format, button label); json is offered by the results page as records instead
 FORMATS: tuple[tuple[str, str], ...] = (("csv", "CSV"), ("md", "Markdown"), ("tex", "LaTeX"), ("pptx", "PowerPoint"),
@@ -28,7 +30,7 @@ def commit() -> str:
 
 def make_report(title: str, subtitle: str, table_views: Sequence[TableView], chart_views: Sequence[ChartView],
                 records: Sequence[Record]) -> Report:
-    prov = tables.provenance(list(records)) | {"commit": commit()}
+    prov = select.provenance(list(records)) | {"commit": commit()}
     return Report(title=title, subtitle=subtitle, tables=tuple(table_views), charts=tuple(chart_views),
                   provenance=prov)
 

@@ -14,11 +14,11 @@ from typing import Collection
 
 import streamlit as st
 
-from rnnlab import api, hosted
-from rnnlab.errors import RnnlabError
-from rnnlab.format import fmt_seconds
-from rnnlab.jobs import Job, JobManager, plan_key
-from rnnlab.variants import label as variant_label
+from rnnlab.engine import api, hosted
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import fmt_seconds
+from rnnlab.engine.jobs import Job, JobManager, plan_key
+from rnnlab.tf.variants import label as variant_label
 
 from .common import md_escape
 
@@ -26,7 +26,7 @@ __all__ = ["manager", "start", "panel", "plan_key"]
 
 
 def _run(plan, **kw):
-    # Looked up at call time, so tests can patch ``rnnlab.api.run`` with a fake.
+    # Looked up at call time, so tests can patch ``rnnlab.engine.api.run`` with a fake.
     return api.run(plan, **kw)
 
 
@@ -41,7 +41,7 @@ def _watch_key(watch: str) -> str:
 
 
 def hosted_mode() -> bool:
-    """``RNNLAB_HOSTED=1`` or ``hosted = true`` in the app's secrets: visitors' runs are capped (rnnlab.hosted)."""
+    """``RNNLAB_HOSTED=1`` or ``hosted = true`` in the app's secrets: visitors' runs are capped (rnnlab.engine.hosted)."""
     flag = None
     try:
         flag = st.secrets.get("hosted")

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rnnlab import baseline, envinfo, lookup
-from rnnlab.errors import RnnlabError
+from rnnlab.core import baseline, envinfo
+from rnnlab.engine import api
+from rnnlab.core.errors import RnnlabError
 
 from .common import store
 
 
 def _device_line(static: dict, s) -> tuple[str, str | None]:
-    gpu_probe = lookup.cached_probe(s, "GPU") if static["gpu_hint"] else None
-    cpu_probe = lookup.cached_probe(s, "CPU")
+    gpu_probe = api.cached_probe(s, "GPU") if static["gpu_hint"] else None
+    cpu_probe = api.cached_probe(s, "CPU")
     gpus = (gpu_probe or {}).get("gpus") or []
     if gpus:
         device = f"GPU: {gpus[0]}" + (f" (+{len(gpus) - 1} more)" if len(gpus) > 1 else "")

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 import streamlit as st
 
-from rnnlab import urlstate
+from rnnlab.core import urlstate
 
 from .common import md_escape
 

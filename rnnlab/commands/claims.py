@@ -1,6 +1,6 @@
 """``python -m rnnlab claims [--format table|md|json] [--status S] [--seed NNN] [--no-baseline]``.
 
-Every claim of the seeds judged on this machine's store plus the bundled results (``rnnlab.claims``): the same
+Every claim of the seeds judged on this machine's store plus the bundled results (``rnnlab.judge.claims``): the same
 verdicts the app's Claims page shows.
 """
 
@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 
-from ..errors import RnnlabError
-from ..store import Store
+from rnnlab.judge import select
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.store import Store
 
 
 def setup_arguments(sub) -> None:
@@ -28,7 +29,9 @@ def run(*, fmt: str = "table", status: str | list[str] | tuple[str, ...] | None 
         seed: str | list[str] | tuple[str, ...] | None = None, include_baseline: bool = True,
         store: Store | None = None) -> str:
     """The claims as text (``table``), a Markdown table (``md``) or a JSON document (``json``)."""
-    from .. import baseline, claim_views, claims, tables
+    from rnnlab.core import baseline
+    from rnnlab.present import claims as claim_views, tables
+    from rnnlab.judge import claims
 
     if fmt not in ("table", "md", "json"):
         raise RnnlabError(f"format {fmt!r}: expected table, md or json")
@@ -45,13 +48,13 @@ def run(*, fmt: str = "table", status: str | list[str] | tuple[str, ...] | None 
     records = baseline.combined(store) if include_baseline else store.records()
     everything = claims.evaluate(records)
     results = claim_views.select(everything, seeds=seeds, statuses=statuses)
-    where = (f"{len(records)} records ({tables.source_note(records)})" if records else
+    where = (f"{len(records)} records ({select.source_note(records)})" if records else
              "no records yet (measure with the commands shown)")
     if fmt == "json":
-        return json.dumps({"schema": 1, "records": len(records), "source": tables.source_note(records),
+        return json.dumps({"schema": 1, "records": len(records), "source": select.source_note(records),
                            "counts": claim_views.counts(everything), "claims": claims.table_rows(results)}, indent=1)
     if fmt == "md":
-        from ..exporters import md
+        from rnnlab.exporters import md
 
         view = claim_views.claims_view(results, records=records)
         return (md.render_tables([view], level=2) + "\n\n" + f"All claims: {claim_views.summary_line(everything)}. "

@@ -13,7 +13,7 @@ import json
 import sys
 import warnings
 
-from ..errors import RnnlabError
+from rnnlab.core.errors import RnnlabError
 
 ATOL = 1e-5
 
@@ -40,7 +40,7 @@ def run(*, checkpoint, out, cell: str | None = None, forget_bias: float = 1.0, s
     """
     import numpy as np
 
-    from ..migrate import convert as cv
+    from rnnlab.tf import convert as cv
 
     out = str(out)
     if not (out.endswith(".keras") or out.endswith(".weights.h5")):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from .. import api
-from ..store import Store
+from rnnlab.engine import api
+from rnnlab.core.store import Store
 
 
 def setup_arguments(sub) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..store import Store
+from rnnlab.core.store import Store
 
 
 def setup_arguments(sub) -> None:
@@ -18,7 +18,9 @@ def setup_arguments(sub) -> None:
 
 def run(*, fmt: str, out: str, experiment: str | None = None, include_baseline: bool = True,
         store: Store | None = None) -> list[Path]:
-    from .. import baseline, exporters, report  # heavy imports only when exporting
+    from rnnlab.core import baseline
+    from rnnlab import exporters
+    from rnnlab.present import report  # heavy imports only when exporting
 
     store = store or Store()
     recs = baseline.combined(store, experiment=experiment) if include_baseline else store.records(experiment)

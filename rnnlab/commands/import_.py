@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import api
-from ..errors import RnnlabError
-from ..store import Store
+from rnnlab.engine import api
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.store import Store
 
 MAX_BYTES = 50 * 2**20
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from .. import experiments
-from ..variants import label
+from rnnlab import experiments
+from rnnlab.tf.variants import label
 
 
 def setup_arguments(sub) -> None:

@@ -6,8 +6,8 @@ import csv
 import io
 import json
 
-from ..errors import RnnlabError
-from ..store import Store
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.store import Store
 
 
 def setup_arguments(sub) -> None:
@@ -20,11 +20,12 @@ def setup_arguments(sub) -> None:
 
 def run(*, experiment: str | None = None, fmt: str = "table", include_baseline: bool = True,
         store: Store | None = None) -> str:
-    from .. import baseline, report, tables  # altair and pandas load only when results are printed
+    from rnnlab.core import baseline
+    from rnnlab.present import report, tables  # altair and pandas load only when results are printed
 
     store = store or Store()
     if experiment is not None:
-        from .. import experiments
+        from rnnlab import experiments
 
         experiments.get(experiment)
     recs = baseline.combined(store, experiment=experiment) if include_baseline else store.records(experiment)
@@ -44,7 +45,7 @@ def run(*, experiment: str | None = None, fmt: str = "table", include_baseline: 
     for name in dict.fromkeys(r.experiment for r in recs):
         views += report.experiment_views([r for r in recs if r.experiment == name])[0]
     if fmt == "md":
-        from ..exporters import md
+        from rnnlab.exporters import md
 
         return md.render_tables(views) if hasattr(md, "render_tables") else "\n\n".join(_md(v) for v in views)
     return "\n\n".join(tables.text_table(v) for v in views)

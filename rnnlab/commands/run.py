@@ -10,10 +10,12 @@ import sys
 import threading
 import time
 
-from .. import api, experiments, tables
-from ..format import fmt_seconds
-from ..harness.runner import Progress
-from ..store import Store
+from rnnlab.engine import api
+from rnnlab import experiments
+from rnnlab.present import tables
+from rnnlab.core.format import fmt_seconds
+from rnnlab.engine.runner import Progress
+from rnnlab.core.store import Store
 
 
 def setup_arguments(sub) -> None:

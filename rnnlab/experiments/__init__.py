@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import RnnlabError
-from .base import Experiment
+from rnnlab.core.errors import RnnlabError
+from rnnlab.experiments.base import Experiment
 
 # module names under rnnlab.experiments, in the order the CLI lists them
 _MODULES = ("unroll", "varlen", "padding", "seed003", "pitfalls", "migrate", "knobs", "precision", "training")
@@ -41,7 +41,7 @@ def get(name: str) -> Experiment:
 
 def variant_label(experiment: str, variant: str) -> str:
     """What a variant runs, in words: the experiment's own label, else the unroll variants' (DESIGN.md)."""
-    from ..variants import label
+    from rnnlab.tf.variants import label
 
     _load_all()
     return _labels.get(experiment, {}).get(variant) or label(variant)

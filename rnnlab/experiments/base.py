@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from ..params import ParamSet
+from rnnlab.core.params import ParamSet
 
 
 @dataclass(frozen=True)

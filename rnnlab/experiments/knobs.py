@@ -13,7 +13,7 @@ defaults: ``parallel_iterations=32``, ``swap_memory=False``, ``time_major=False`
   ``tf.unstack(inputs[:, :N], num=N, axis=1)``. It computes a different function: the steps after N are never seen
   (``final_state_vs_full``), while the first N outputs are the same (``outputs_first_n_vs_full``).
 
-The dynamic variants and ``static_full`` are measured by ``rnnlab.variants.measure.run_variant`` (variants
+The dynamic variants and ``static_full`` are measured by ``rnnlab.tf.measure.run_variant`` (variants
 ``tf1_dynamic`` / ``tf1_static`` with the knob set in their params), so their metrics are the unroll experiment's;
 ``static_first_n`` has its own small TF1 runner timed the same way. The reference for ``max_abs_diff`` is
 ``dynamic_default``; ``static_first_n`` returns no outputs to compare (its own metrics say how it differs).
@@ -25,10 +25,10 @@ import os
 
 import numpy as np
 
-from ..errors import RnnlabError
-from ..params import Param, param_set
-from .base import Experiment
-from .unroll import check as _unroll_check
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.params import Param, param_set
+from rnnlab.experiments.base import Experiment
+from rnnlab.experiments.unroll import check as _unroll_check
 
 KNOBS: dict[str, dict] = {
     "dynamic_default": {},
@@ -124,8 +124,8 @@ def _measure_params(params: dict, **knob) -> dict:
 
 def run_variant(params: dict, variant: str, ctx) -> dict:
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-    from ..errors import VariantUnsupported
-    from ..variants import measure
+    from rnnlab.core.errors import VariantUnsupported
+    from rnnlab.tf import measure
 
     if variant in KNOBS:
         out = measure.run_variant(_measure_params(params, **KNOBS[variant]), "tf1_dynamic", ctx)
@@ -176,16 +176,16 @@ def measure_first_line(e: BaseException) -> str:
 def _run_first_n(params: dict, ctx) -> dict:
     import tensorflow as tf
 
-    from ..variants.flops import forward_flops
-    from ..variants.measure import time_runner
-    from ..variants.numpy_ref import as_outputs, forward as ref_forward
-    from ..variants.tf1 import TF1Runner, _cell_classes, _per_layer_states, v1
-    from ..variants.weights import Problem
+    from rnnlab.tf.flops import forward_flops
+    from rnnlab.tf.measure import time_runner
+    from rnnlab.tf.numpy_ref import as_outputs, forward as ref_forward
+    from rnnlab.tf.tf1 import TF1Runner, _cell_classes, _per_layer_states, v1
+    from rnnlab.tf.weights import Problem
 
     n = int(params["first_n"])
     pb = Problem(_measure_params(params))
     if n > pb.seq_len:
-        from ..errors import VariantUnsupported
+        from rnnlab.core.errors import VariantUnsupported
 
         raise VariantUnsupported(f"first_n={n} is more than seq_len={pb.seq_len}")
 

@@ -3,13 +3,13 @@
 Variants:
 
 * ``convert_verify`` -- the converter end to end: a TF1 ``cell`` x ``layers`` stack with random weights is saved by
-  ``tf.compat.v1.train.Saver``, read back with ``rnnlab.migrate.convert.read_tf1_checkpoint``, converted, written as
+  ``tf.compat.v1.train.Saver``, read back with ``rnnlab.tf.convert.read_tf1_checkpoint``, converted, written as
   a ``.keras`` file, loaded with ``keras.models.load_model``, and run against the original TF1 graph on the same
   inputs, with full lengths and with ``sequence_length`` (``lengths``).
 * ``seed004_construct`` -- seed 004's ``RNN(tf.compat.v1.nn.rnn_cell.LSTMCell(n))`` (which the seed calls
   "cuDNN-based") tried in fresh interpreters under Keras 3 and under the seed's own imports; errors captured
-  verbatim, plus what Keras 3's cuDNN rules say (``rnnlab.migrate.cudnn``).
-* ``check_<row>`` -- one per row of ``rnnlab.migrate.mapping``: the TF1 construct against its Keras 3 replacement.
+  verbatim, plus what Keras 3's cuDNN rules say (``rnnlab.tf.cudnn``).
+* ``check_<row>`` -- one per row of ``rnnlab.tf.mapping``: the TF1 construct against its Keras 3 replacement.
 
 Tolerance: 1e-5 (float32). No reference variant: every variant compares against TF1 itself.
 """
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import time
 
-from ..migrate.mapping import BY_KEY, CHECK_NAMES
-from ..params import param_set
-from .base import Experiment
+from rnnlab.tf.mapping import BY_KEY, CHECK_NAMES
+from rnnlab.core.params import param_set
+from rnnlab.experiments.base import Experiment
 
 CHECK_VARIANTS = tuple(f"check_{n}" for n in CHECK_NAMES)
 VARIANTS = ("convert_verify", "seed004_construct") + CHECK_VARIANTS
@@ -73,9 +73,9 @@ EXPERIMENT = Experiment(
 
 
 def run_variant(params: dict, variant: str, ctx) -> dict:
-    """Worker entry point (imports TensorFlow through rnnlab.migrate.checks, inside the worker only)."""
-    from ..errors import VariantUnsupported
-    from ..migrate import checks, cudnn
+    """Worker entry point (imports TensorFlow through rnnlab.tf.migrate_checks, inside the worker only)."""
+    from rnnlab.core.errors import VariantUnsupported
+    from rnnlab.tf import migrate_checks as checks, cudnn
 
     t0 = time.perf_counter()
     if variant == "convert_verify":

@@ -5,7 +5,7 @@ The data set: ``n_sequences`` sequences whose true lengths follow ``lengths`` (`
 ``[0, n_classes)`` each. The model: one layer of ``cell`` with ``units``, a dense layer to ``n_classes`` on the final
 hidden state, sparse softmax cross-entropy, Adam. Every variant processes every sequence once per epoch.
 
-Variants (the batching arithmetic is ``rnnlab.varlen.padding``):
+Variants (the batching arithmetic is ``rnnlab.tf.batching``):
 
 - ``pad_global``, ``pad_batch``, ``bucket``, ``sort``: a Keras 3 layer (``SimpleRNN`` / ``LSTM`` / ``GRU`` with
   Keras defaults) called with ``mask=`` from the lengths, inside ``tf.function`` (one forward function, one training
@@ -30,9 +30,9 @@ import time
 
 import numpy as np
 
-from ..errors import RnnlabError
-from ..params import Param, param_set
-from .base import Experiment
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.params import Param, param_set
+from rnnlab.experiments.base import Experiment
 
 KERAS_VARIANTS = ("pad_global", "pad_batch", "bucket", "sort")
 VARIANTS = KERAS_VARIANTS + ("static_fixed", "dynamic_bucket")
@@ -78,7 +78,7 @@ def check(p: dict, variants: tuple, **_kw) -> None:
 
 def make_data(p: dict) -> tuple[list[int], np.ndarray, np.ndarray]:
     """(lengths, x [n, max length, input_dim] zero-padded, labels [n]) -- the same for every variant."""
-    from ..params import lengths_for
+    from rnnlab.core.params import lengths_for
 
     n = p["n_sequences"]
     lengths = lengths_for(p["lengths"], n, p["seq_len"], p["seed"])
@@ -252,8 +252,8 @@ def _run_tf1(p: dict, plan, lengths, x, y, ctx, static: bool) -> tuple[dict, dic
 
 def run_variant(params: dict, variant: str, ctx) -> dict:
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-    from ..errors import VariantUnsupported
-    from ..varlen import padding
+    from rnnlab.core.errors import VariantUnsupported
+    from rnnlab.tf import batching as padding
 
     if variant not in VARIANTS:
         raise VariantUnsupported(f"unknown padding variant {variant!r}")

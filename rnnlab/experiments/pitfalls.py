@@ -39,9 +39,9 @@ import os
 import re
 import traceback
 
-from ..errors import RnnlabError, VariantUnsupported
-from ..params import param_set
-from .base import Experiment
+from rnnlab.core.errors import RnnlabError, VariantUnsupported
+from rnnlab.core.params import param_set
+from rnnlab.experiments.base import Experiment
 
 # ----------------------------------------------------------------------------------------------------------------------
 # The pitfalls: code shown by the app and run by the worker (keep them short and runnable as they are)

@@ -3,7 +3,7 @@
 Variants are ``<path>_<dtype>``:
 
 - ``keras_*`` / ``keras_cell_*``: the unroll experiment's ``keras`` / ``keras_cell`` runners
-  (``rnnlab.variants.measure``) with the Keras 3 dtype policy ``dtype`` on every layer (float32 variables,
+  (``rnnlab.tf.measure``) with the Keras 3 dtype policy ``dtype`` on every layer (float32 variables,
   computation in float16 / bfloat16; Adam wrapped in ``LossScaleOptimizer`` under mixed_float16).
 - ``tf1_dynamic_float32``: the unroll experiment's ``tf1_dynamic``.
 - ``tf1_dynamic_mixed_float16`` / ``tf1_dynamic_bfloat16``: rnnlab's own cast-based TF1 path, since
@@ -16,7 +16,7 @@ Variants are ``<path>_<dtype>``:
   matmuls run in (``policy_float16_matmuls`` / ``policy_float32_matmuls``), which says whether the policy did
   anything.
 
-Every variant gets the canonical weights and inputs of ``rnnlab.variants.weights``, so ``max_abs_diff`` (against the
+Every variant gets the canonical weights and inputs of ``rnnlab.tf.weights``, so ``max_abs_diff`` (against the
 reference ``keras_float32``) is the numeric drift against float32 on identical weights and inputs; ``ref_abs_diff``
 is against the float64 NumPy reference. Each record says in ``details["dtype_note"]`` whether the dtype is fast,
 slow or unsupported on this device, backed by ``matmul_vs_float32`` (a 512 x 512 matmul in the compute dtype
@@ -31,8 +31,8 @@ import time
 
 import numpy as np
 
-from ..params import param_set
-from .base import Experiment
+from rnnlab.core.params import param_set
+from rnnlab.experiments.base import Experiment
 
 DTYPES = ("float32", "mixed_float16", "bfloat16")
 PATHS = ("keras", "keras_cell", "tf1_dynamic")
@@ -166,7 +166,7 @@ def dtype_note(dtype: str, device: str, ratio: float | None, flags: set[str]) ->
 
 def run_variant(params: dict, variant: str, ctx) -> dict:
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-    from ..errors import VariantUnsupported
+    from rnnlab.core.errors import VariantUnsupported
 
     if variant not in VARIANTS:
         raise VariantUnsupported(f"unknown precision variant {variant!r}; known: {', '.join(VARIANTS)}")
@@ -194,7 +194,7 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
         if dtype == "policy":
             out = _run_policy(p, ctx)
         elif path in ("keras", "keras_cell") or dtype == "float32":
-            from ..variants import measure
+            from rnnlab.tf import measure
 
             out = measure.run_variant(p, path, ctx)
         else:
@@ -236,9 +236,9 @@ def _float32_forward_ms(p: dict, path: str, ctx) -> float:
     """The same path's float32 forward pass, timed like ``fwd_ms`` in the same worker (weights and inputs equal)."""
     import tensorflow as tf
 
-    from ..harness.stats import time_steps
-    from ..variants import measure
-    from ..variants.weights import Problem
+    from rnnlab.engine.stats import time_steps
+    from rnnlab.tf import measure
+    from rnnlab.tf.weights import Problem
 
     runner = measure._make_runner(Problem({**p, "dtype": "float32"}), path, False, ctx)
     try:
@@ -256,7 +256,7 @@ def _run_policy(p: dict, ctx) -> dict:
     """Seed 000 6.3: set tf.keras's global policy to mixed_float16, then build an ordinary dynamic_rnn."""
     import tensorflow as tf
 
-    from ..variants import measure
+    from rnnlab.tf import measure
 
     v1 = tf.compat.v1
     mp = tf.keras.mixed_precision
@@ -311,11 +311,11 @@ def _run_tf1_cast(p: dict, dtype: str, ctx) -> dict:
     """TF1 dynamic_rnn computing in float16/bfloat16 on float32 variables (custom getter), timed like measure."""
     import tensorflow as tf
 
-    from ..variants.flops import forward_flops
-    from ..variants.measure import time_runner
-    from ..variants.numpy_ref import as_outputs, forward as ref_forward
-    from ..variants.tf1 import TF1Runner, _cell_classes, _per_layer_states, v1
-    from ..variants.weights import Problem
+    from rnnlab.tf.flops import forward_flops
+    from rnnlab.tf.measure import time_runner
+    from rnnlab.tf.numpy_ref import as_outputs, forward as ref_forward
+    from rnnlab.tf.tf1 import TF1Runner, _cell_classes, _per_layer_states, v1
+    from rnnlab.tf.weights import Problem
 
     pb = Problem({**p, "dtype": "float32"})
     comp = tf.as_dtype(COMPUTE[dtype])

@@ -33,8 +33,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..params import Param, param_set
-from .base import Experiment
+from rnnlab.core.params import Param, param_set
+from rnnlab.experiments.base import Experiment
 
 VARIANTS = ("static", "dynamic")
 LABELS = {"static": "static_rnn with sequence_length (seed 003)",
@@ -74,8 +74,8 @@ METRICS_DOC = {
 
 def run_variant(params: dict, variant: str, ctx) -> dict:
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-    from ..errors import VariantUnsupported
-    from ..params import lengths_for
+    from rnnlab.core.errors import VariantUnsupported
+    from rnnlab.core.params import lengths_for
 
     if variant not in VARIANTS:
         raise VariantUnsupported(f"unknown seed003 variant {variant!r}")

@@ -9,7 +9,7 @@ The data, never downloaded: MNIST (28 steps of 28 features) when a local copy ex
 a fixed 80/20 split from ``seed``); ``dataset`` chooses (``auto`` = MNIST if present). Pixels scaled to [0, 1].
 
 Same start, same path: every strategy starts from the same weights (the canonical RNN weights of
-``rnnlab.variants.weights`` from ``seed``, and a dense layer drawn from ``seed``), sees the same batches in the same
+``rnnlab.tf.weights`` from ``seed``, and a dense layer drawn from ``seed``), sees the same batches in the same
 order (a permutation per epoch from ``seed``; the last incomplete batch dropped so every step has the same shape),
 and runs the same number of epochs. Differences are then rounding: the order of floating-point operations differs
 between kernels.
@@ -36,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import RnnlabError
-from ..params import Param, param_set
-from .base import Experiment
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.params import Param, param_set
+from rnnlab.experiments.base import Experiment
 
 VARIANTS = ("tf1_static", "tf1_dynamic", "tf2_unrolled", "tf2_while", "keras", "keras_unroll", "keras_cell",
             "keras_eager")
@@ -150,7 +150,7 @@ def load_data(p: dict) -> dict:
 def initial_weights(cell: str, units: int, input_dim: int, n_classes: int, seed: int) -> tuple[dict, np.ndarray,
                                                                                                 np.ndarray]:
     """(canonical RNN layer weights, dense kernel [units, classes], dense bias [classes])."""
-    from ..variants.weights import make_weights
+    from rnnlab.tf.weights import make_weights
 
     layer = make_weights(cell, 1, units, input_dim, seed)[0]
     s = 1.0 / np.sqrt(units)
@@ -218,8 +218,8 @@ class _TF1:
                  device: str):
         import tensorflow as tf
 
-        from ..variants.tf1 import _cell_classes
-        from ..variants.weights import as_list
+        from rnnlab.tf.tf1 import _cell_classes
+        from rnnlab.tf.weights import as_list
 
         v1 = tf.compat.v1
         self.tf, self.v1 = tf, v1
@@ -268,7 +268,7 @@ class _TF2:
 
         import tensorflow as tf
 
-        from ..variants.tf2 import Adam, Cells
+        from rnnlab.tf.tf2 import Adam, Cells
 
         self.tf = tf
         units = dense_k.shape[0]
@@ -325,7 +325,7 @@ class _Keras:
         import keras
         import tensorflow as tf
 
-        from ..variants.weights import to_keras
+        from rnnlab.tf.weights import to_keras
 
         self.tf = tf
         units = dense_k.shape[0]
@@ -389,7 +389,7 @@ def _xent(logits: np.ndarray, y: np.ndarray) -> float:
 
 def run_variant(params: dict, variant: str, ctx) -> dict:
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-    from ..errors import VariantUnsupported
+    from rnnlab.core.errors import VariantUnsupported
 
     if variant not in VARIANTS:
         raise VariantUnsupported(f"unknown training variant {variant!r}; known: {', '.join(VARIANTS)}")

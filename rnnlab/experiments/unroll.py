@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..errors import RnnlabError
-from ..params import param_set
-from ..variants import REFERENCE, VARIANTS
-from .base import Experiment
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.params import param_set
+from rnnlab.tf.variants import REFERENCE, VARIANTS
+from rnnlab.experiments.base import Experiment
 
 _GATES = {"rnn": 1, "lstm": 4, "gru": 3}
 _TF_BASELINE_MB = 700  # an idle worker with TensorFlow and Keras imported, measured here (RSS)
@@ -28,7 +28,7 @@ def estimate_mb(p: dict) -> float:
 
 def check(p: dict, variants: tuple, *, available_mb: float | None = None) -> None:
     if available_mb is None:
-        from ..harness.runner import available_mb as avail
+        from rnnlab.engine.runner import available_mb as avail
 
         available_mb = avail()
     need = estimate_mb(p)
@@ -51,7 +51,7 @@ EXPERIMENT = Experiment(
     params=param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "dtype", "lengths", "time_major",
                       "parallel_iterations", "swap_memory", "device", "repeats", "warmup", "seed", "timeout_s"]),
     variants=tuple(VARIANTS),
-    worker="rnnlab.variants.measure:run_variant",
+    worker="rnnlab.tf.measure:run_variant",
     reference=REFERENCE,
     presets={
         "quick": {"cell": "rnn", "units": 32, "layers": 1, "batch": 8, "seq_len": 20, "input_dim": 16, "repeats": 5,

@@ -1,8 +1,8 @@
 """Experiment ``varlen``: what each implementation does with a padded batch of variable-length sequences.
 
-One layer of the chosen cell, the canonical weights of ``rnnlab.variants.weights``, inputs uniform in [-1, 1) with
+One layer of the chosen cell, the canonical weights of ``rnnlab.tf.weights``, inputs uniform in [-1, 1) with
 every step past a row's length set to zero (a real step is never all-zero, so ``Masking(mask_value=0.0)`` sees
-exactly the padding). Per variant, measured live and checked by the pure functions of ``rnnlab.varlen.checks``:
+exactly the padding). Per variant, measured live and checked by the pure functions of ``rnnlab.tf.varlen_checks``:
 
 (a) outputs past a row's length are zero, (b) the state is carried through unchanged past the length, (c) the final
 state equals the state at step length-1; the final state's and the real steps' outputs' distance from the float64
@@ -26,9 +26,9 @@ import time
 
 import numpy as np
 
-from ..errors import RnnlabError
-from ..params import Param, param_set
-from .base import Experiment
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.params import Param, param_set
+from rnnlab.experiments.base import Experiment
 
 VARIANTS = ("tf1_static", "tf1_dynamic", "keras_masking", "keras_mask_arg",
             "tf1_static_nolen", "tf1_dynamic_nolen", "keras_nolen")
@@ -80,8 +80,8 @@ def check(p: dict, variants: tuple, **_kw) -> None:
 
 def make_inputs(p: dict) -> tuple[np.ndarray, list[int]]:
     """The padded batch (zeros past each length; no real step all-zero) and the lengths."""
-    from ..params import lengths_for
-    from ..variants.weights import make_inputs as _mk
+    from rnnlab.core.params import lengths_for
+    from rnnlab.tf.weights import make_inputs as _mk
 
     lengths = lengths_for(p["lengths"], p["batch"], p["seq_len"], p["seed"])
     x = _mk(p["batch"], p["seq_len"], p["input_dim"], p["seed"])
@@ -93,10 +93,10 @@ def make_inputs(p: dict) -> tuple[np.ndarray, list[int]]:
 
 def run_variant(params: dict, variant: str, ctx) -> dict:
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-    from ..errors import VariantUnsupported
-    from ..variants import numpy_ref
-    from ..variants.weights import make_weights
-    from ..varlen import checks, models
+    from rnnlab.core.errors import VariantUnsupported
+    from rnnlab.tf import numpy_ref
+    from rnnlab.tf.weights import make_weights
+    from rnnlab.tf import varlen_checks as checks, varlen_models as models
 
     if variant not in VARIANTS:
         raise VariantUnsupported(f"unknown varlen variant {variant!r}")
@@ -150,7 +150,7 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
         "checks": result,
         "past_length_outputs": checks.past_length_pattern(out, lengths),
         "heatmap": checks.norm_heatmap(out, lengths),
-        "reference": "float64 NumPy forward pass with lengths (rnnlab.variants.numpy_ref)",
+        "reference": "float64 NumPy forward pass with lengths (rnnlab.tf.numpy_ref)",
         "cudnn_mask": {
             "right_padded": {"ok": right_ok, "reason": right_why},
             "pre_padded": {"ok": pre_ok, "reason": pre_why,

@@ -28,16 +28,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
-from ..errors import RnnlabError
-from ..views import Report
-from .base import Artifact, Exporter, provenance_lines, slug, stamp
-from .csv import CsvExporter
-from .json import JsonExporter
-from .md import MarkdownExporter
-from .png import PngExporter
-from .pptx import PptxExporter
-from .svg import SvgExporter
-from .tex import LatexExporter
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.views import Report
+from rnnlab.exporters.base import Artifact, Exporter, provenance_lines, slug, stamp
+from rnnlab.exporters.csv import CsvExporter
+from rnnlab.exporters.json import JsonExporter
+from rnnlab.exporters.md import MarkdownExporter
+from rnnlab.exporters.png import PngExporter
+from rnnlab.exporters.pptx import PptxExporter
+from rnnlab.exporters.svg import SvgExporter
+from rnnlab.exporters.tex import LatexExporter
 
 __all__ = ["EXPORTERS", "Exporter", "Artifact", "export", "render_bytes", "exporter", "formats"]
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Callable, Mapping
 
-from ..errors import RnnlabError
-from ..views import ChartView, Report, TableView
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.views import ChartView, Report, TableView
 
 SCHEMA = 1  # version of the exported file layouts (JSON document, CSV comment header); bump on incompatible change
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import csv
 import io
 
-from ..views import Report, TableView
-from .base import SCHEMA, Artifact, Exporter, json_value, merged, provenance_lines, require, slug, unique_names
+from rnnlab.core.views import Report, TableView
+from rnnlab.exporters.base import SCHEMA, Artifact, Exporter, json_value, merged, provenance_lines, require, slug, unique_names
 
 
 def _cell(value: object) -> str:

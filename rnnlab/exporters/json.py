@@ -2,7 +2,7 @@
 
 Layout (schema 1)::
 
-    {"schema": 1, "kind": "rnnlab.report", "title", "subtitle", "provenance": {...},
+    {"schema": 1, "kind": "rnnlab.present.report", "title", "subtitle", "provenance": {...},
      "tables": [{"title", "caption", "columns": [...], "rows": [[str]], "raw": [[number|str|null]] | null,
                  "provenance": {...}}],
      "charts": [{"title", "caption", "spec": {...vega-lite...}, "provenance": {...}}]}
@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from ..views import Report
-from .base import SCHEMA, Artifact, Exporter, json_value, slug
+from rnnlab.core.views import Report
+from rnnlab.exporters.base import SCHEMA, Artifact, Exporter, json_value, slug
 
 
 def _clean(value: object) -> object:
@@ -37,7 +37,7 @@ class JsonExporter(Exporter):
     def render(self, report: Report) -> list[Artifact]:
         doc = {
             "schema": SCHEMA,
-            "kind": "rnnlab.report",
+            "kind": "rnnlab.present.report",
             "title": report.title,
             "subtitle": report.subtitle,
             "provenance": dict(report.provenance),

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..views import Report, TableView
-from .base import SCHEMA, Artifact, Exporter, label, numeric_columns, own, require, slug
+from rnnlab.core.views import Report, TableView
+from rnnlab.exporters.base import SCHEMA, Artifact, Exporter, label, numeric_columns, own, require, slug
 
 
 def _cell(text: str) -> str:

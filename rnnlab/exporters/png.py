@@ -9,8 +9,8 @@ from __future__ import annotations
 import struct
 import zlib
 
-from ..views import Report
-from .base import Artifact, Exporter, chart_png, merged, provenance_lines, require, slug, unique_names
+from rnnlab.core.views import Report
+from rnnlab.exporters.base import Artifact, Exporter, chart_png, merged, provenance_lines, require, slug, unique_names
 
 _MAGIC = b"\x89PNG\r\n\x1a\n"
 

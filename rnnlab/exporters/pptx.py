@@ -22,9 +22,8 @@ import struct
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from ..views import ChartView, Report, TableView
-from .base import (Artifact, Exporter, chart_png, label, merged, numeric_columns, provenance_lines,
-                   provenance_summary, slug)
+from rnnlab.core.views import ChartView, Report, TableView
+from rnnlab.exporters.base import Artifact, Exporter, chart_png, label, merged, numeric_columns, provenance_lines, provenance_summary, slug
 
 # Geometry in inches (16:9 slide).
 SLIDE_W, SLIDE_H = 13.333, 7.5

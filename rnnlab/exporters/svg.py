@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..views import Report
-from .base import Artifact, Exporter, chart_svg, merged, provenance_lines, require, slug, unique_names
+from rnnlab.core.views import Report
+from rnnlab.exporters.base import Artifact, Exporter, chart_svg, merged, provenance_lines, require, slug, unique_names
 
 
 def _comment(lines: list[str]) -> str:

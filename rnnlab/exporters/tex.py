@@ -6,8 +6,8 @@ Every cell, caption and title is escaped (``\\ & % $ # _ { } ~ ^`` and the unico
 
 from __future__ import annotations
 
-from ..views import Report
-from .base import SCHEMA, Artifact, Exporter, numeric_columns, own, provenance_lines, require, slug
+from rnnlab.core.views import Report
+from rnnlab.exporters.base import SCHEMA, Artifact, Exporter, numeric_columns, own, provenance_lines, require, slug
 
 _ESCAPES = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",

@@ -1,0 +1,1 @@
+"""Core: errors, parameters, records, the store, bundled results, environment, formatting, views."""

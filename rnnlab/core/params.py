@@ -1,0 +1,198 @@
+"""Parameters: names, types, defaults and limits shared by the CLI, the URL of a shared view, and records.
+
+A ``Param`` parses text (a CLI ``--set`` value, a query parameter) and validates values; a value outside its limits is
+refused with an ``RnnlabError`` that names the parameter and its limits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from rnnlab.core.errors import RnnlabError
+
+_LENGTHS_RE = re.compile(r"^(full|fixed:(\d+)|uniform:(\d+)-(\d+)|rows:(\d+(?:/\d+)*))$")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # "int" | "float" | "choice" | "bool" | "lengths"
+    default: Any
+    help: str
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple = ()
+
+    def limits(self) -> str:
+        if self.kind in ("int", "float"):
+            return f"{self.kind} in [{_num(self.lo)}, {_num(self.hi)}]"
+        if self.kind == "choice":
+            return "one of " + ", ".join(str(c) for c in self.choices)
+        if self.kind == "bool":
+            return "true or false"
+        return "full, fixed:N, uniform:A-B, or rows:N/N/... (one length per batch row)"
+
+    def parse(self, text: Any) -> Any:
+        """Parse one value (text or an already-typed value) and validate it."""
+        if isinstance(text, str):
+            raw = text.strip()
+            try:
+                if self.kind == "int":
+                    value: Any = int(raw)
+                elif self.kind == "float":
+                    value = float(raw)
+                elif self.kind == "bool":
+                    low = raw.lower()
+                    if low not in ("true", "false", "1", "0", "yes", "no"):
+                        raise ValueError(raw)
+                    value = low in ("true", "1", "yes")
+                else:
+                    value = raw
+            except ValueError:
+                raise RnnlabError(f"{self.name}={text!r} is not valid: expected {self.limits()}") from None
+        else:
+            value = text
+        return self.validate(value)
+
+    def validate(self, value: Any) -> Any:
+        bad = RnnlabError(f"{self.name}={value!r} is out of limits: expected {self.limits()}")
+        if self.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                if isinstance(value, float) and value.is_integer():
+                    value = int(value)
+                else:
+                    raise bad
+            if not (self.lo <= value <= self.hi):
+                raise bad
+        elif self.kind == "float":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (self.lo <= value <= self.hi):
+                raise bad
+            value = float(value)
+        elif self.kind == "bool":
+            if not isinstance(value, bool):
+                raise bad
+        elif self.kind == "choice":
+            if value not in self.choices:
+                raise bad
+        elif self.kind == "lengths":
+            if not isinstance(value, str) or not _LENGTHS_RE.match(value):
+                raise bad
+            m = _LENGTHS_RE.match(value)
+            if m.group(3) is not None and int(m.group(3)) > int(m.group(4)):
+                raise RnnlabError(f"{self.name}={value!r}: in uniform:A-B, A must not exceed B")
+            if (m.group(2) is not None and int(m.group(2)) < 1) or (m.group(3) is not None and int(m.group(3)) < 1):
+                raise RnnlabError(f"{self.name}={value!r}: lengths start at 1")
+            if m.group(5) is not None and any(int(x) < 1 for x in m.group(5).split("/")):
+                raise RnnlabError(f"{self.name}={value!r}: lengths start at 1")
+        return value
+
+
+def _num(x: float | None) -> str:
+    return "-inf" if x is None else (str(int(x)) if float(x).is_integer() else str(x))
+
+
+_P = Param
+PARAMS: dict[str, Param] = {p.name: p for p in [
+    _P("cell", "choice", "rnn", "cell type: rnn (BasicRNNCell / SimpleRNN, tanh), lstm, gru", choices=("rnn", "lstm", "gru")),
+    _P("units", "int", 128, "hidden units per layer", 1, 2048),
+    _P("layers", "int", 1, "stacked layers", 1, 8),
+    _P("batch", "int", 32, "batch size", 1, 4096),
+    _P("seq_len", "int", 100, "time steps (padded length)", 1, 2000),
+    _P("input_dim", "int", 64, "input features per step", 1, 4096),
+    _P("dtype", "choice", "float32", "compute dtype policy", choices=("float32", "mixed_float16", "bfloat16")),
+    _P("lengths", "lengths", "full", "true lengths within the padded batch"),
+    _P("time_major", "bool", False, "feed [time, batch, features] instead of [batch, time, features]"),
+    _P("parallel_iterations", "int", 32, "dynamic_rnn / while_loop parallel_iterations", 1, 1024),
+    _P("swap_memory", "bool", False, "dynamic_rnn / while_loop swap_memory (GPU-CPU swapping)"),
+    _P("device", "choice", "auto", "auto picks the GPU when TensorFlow sees one", choices=("auto", "cpu", "gpu")),
+    _P("repeats", "int", 30, "timed steps after warm-up (median and quartiles over these)", 1, 2000),
+    _P("warmup", "int", 3, "untimed steps after the first call", 0, 200),
+    _P("seed", "int", 0, "seed for weights and inputs (same for every variant)", 0, 2**31 - 1),
+    _P("timeout_s", "int", 900, "time limit per variant worker, seconds", 5, 7200),
+]}
+
+
+@dataclass(frozen=True)
+class ParamSet:
+    """The parameters one experiment takes: global ones (with its own defaults) plus its own."""
+
+    params: tuple[Param, ...]
+    _by_name: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "_by_name", {p.name: p for p in self.params})
+
+    def __getitem__(self, name: str) -> Param:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise RnnlabError(f"unknown parameter {name!r}; known: {', '.join(self._by_name)}") from None
+
+    def names(self) -> list[str]:
+        return [p.name for p in self.params]
+
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params}
+
+    def fill(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """All params, defaults filled in, every value validated."""
+        out = self.defaults()
+        for k, v in values.items():
+            out[k] = self[k].parse(v)
+        return out
+
+    def parse_assignments(self, assignments: Iterable[str]) -> dict[str, list[Any]]:
+        """``["seq_len=25,50", "cell=lstm"]`` -> ``{"seq_len": [25, 50], "cell": ["lstm"]}`` (a list = a sweep)."""
+        out: dict[str, list[Any]] = {}
+        for a in assignments:
+            if "=" not in a:
+                raise RnnlabError(f"--set {a!r}: expected KEY=VALUE (e.g. seq_len=100 or seq_len=25,50,100)")
+            key, _, text = a.partition("=")
+            param = self[key.strip()]
+            parts = [t for t in text.split(",")]
+            if not text.strip() or any(not t.strip() for t in parts):
+                raise RnnlabError(f"--set {key}=: empty value; expected {param.limits()}")
+            out[param.name] = [param.parse(t) for t in parts]
+        return out
+
+
+def param_set(names: Iterable[str], defaults: Mapping[str, Any] | None = None, extra: Iterable[Param] = ()) -> ParamSet:
+    """Build an experiment's ParamSet from global names, its own defaults, and its own extra params."""
+    defaults = dict(defaults or {})
+    ps = []
+    for n in names:
+        p = PARAMS[n]
+        if n in defaults:
+            p = Param(p.name, p.kind, p.validate(defaults.pop(n)), p.help, p.lo, p.hi, p.choices)
+        ps.append(p)
+    for p in extra:
+        if p.name in defaults:
+            p = Param(p.name, p.kind, p.validate(defaults.pop(p.name)), p.help, p.lo, p.hi, p.choices)
+        ps.append(p)
+    if defaults:
+        raise ValueError(f"defaults for unknown params: {sorted(defaults)}")
+    return ParamSet(tuple(ps))
+
+
+def lengths_for(spec: str, batch: int, seq_len: int, seed: int = 0) -> list[int]:
+    """The true length of each batch row for a ``lengths`` value (deterministic from ``seed``).
+
+    Lengths are clipped to ``seq_len``; ``rows:a/b/c`` repeats its list over the batch.
+    """
+    import random
+
+    m = _LENGTHS_RE.match(spec)
+    if not m:
+        raise RnnlabError(f"lengths={spec!r}: expected {PARAMS['lengths'].limits()}")
+    if spec == "full":
+        return [seq_len] * batch
+    if m.group(2) is not None:
+        return [min(int(m.group(2)), seq_len)] * batch
+    if m.group(3) is not None:
+        rng = random.Random(seed)
+        a, b = int(m.group(3)), int(m.group(4))
+        return [min(rng.randint(a, b), seq_len) for _ in range(batch)]
+    rows = [int(x) for x in m.group(5).split("/")]
+    return [min(rows[i % len(rows)], seq_len) for i in range(batch)]

@@ -1,0 +1,102 @@
+"""Background runs for a long-lived process (the app): a run outlives the script run that started it.
+
+One ``JobManager`` per process. A job is keyed by its plan, so two callers (two browser tabs) asking for the same
+plan share one run. Each job has a cancel event and a progress snapshot that callers poll; the state is a plain
+dataclass kept apart from any rendering.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from rnnlab.engine import api
+from rnnlab.core.errors import RnnlabError
+from rnnlab.engine.runner import Cancelled, Progress
+from rnnlab.core.record import Record, canonical_json
+
+
+@dataclass
+class Job:
+    key: str
+    plan: api.Plan
+    started: float
+    state: str = "running"  # running | done | failed | cancelled
+    progress: Progress | None = None
+    records: list[Record] = field(default_factory=list)
+    error: str | None = None
+    finished: float | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+    def elapsed(self, now: float | None = None) -> float:
+        return ((self.finished or now or time.monotonic()) - self.started)
+
+    @property
+    def active(self) -> bool:
+        return self.state == "running"
+
+
+def plan_key(p: api.Plan) -> str:
+    return hashlib.sha256(canonical_json({"e": p.experiment, "p": [dict(x) for x in p.points],
+                                          "v": list(p.variants)}).encode()).hexdigest()[:20]
+
+
+class JobManager:
+    def __init__(self, *, runner: Callable[..., list[Record]] = api.run, max_active: int = 1,
+                 store_factory: Callable[[], object] | None = None):
+        self._runner = runner
+        self._jobs: dict[str, Job] = {}
+        self._lock = threading.Lock()
+        self.max_active = max_active
+        self._store_factory = store_factory
+
+    def active(self) -> list[Job]:
+        with self._lock:
+            return [j for j in self._jobs.values() if j.active]
+
+    def get(self, key: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(key)
+
+    def submit(self, p: api.Plan, *, fresh: bool = False) -> Job:
+        """Start (or join) the run of this plan. Refuses a new run while ``max_active`` runs are going."""
+        key = plan_key(p)
+        with self._lock:
+            job = self._jobs.get(key)
+            if job is not None and job.active:
+                return job
+            running = [j for j in self._jobs.values() if j.active]
+            if len(running) >= self.max_active:
+                raise RnnlabError(f"{len(running)} run(s) already going (at most {self.max_active} at once here);"
+                                  " wait for it to finish or cancel it")
+            job = Job(key=key, plan=p, started=time.monotonic())
+            self._jobs[key] = job
+        threading.Thread(target=self._work, args=(job, fresh), daemon=True, name=f"rnnlab-{key}").start()
+        return job
+
+    def _work(self, job: Job, fresh: bool) -> None:
+        def on_progress(pr: Progress) -> None:
+            job.progress = pr
+
+        try:
+            kw = {"store": self._store_factory()} if self._store_factory else {}
+            job.records = self._runner(job.plan, fresh=fresh, on_progress=on_progress, cancel=job.cancel, **kw)
+            job.state = "done"
+        except Cancelled:
+            job.state = "cancelled"
+        except RnnlabError as e:
+            job.state, job.error = "failed", str(e)
+        except Exception as e:  # a bug: keep the app alive, say what it was
+            job.state, job.error = "failed", f"{type(e).__name__}: {e}"
+        finally:
+            job.finished = time.monotonic()
+
+    def cancel(self, key: str) -> bool:
+        job = self.get(key)
+        if job is None or not job.active:
+            return False
+        job.cancel.set()
+        return True

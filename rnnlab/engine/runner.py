@@ -1,0 +1,187 @@
+"""The manager side: one spawned worker per variant, progress, limits, and records.
+
+The manager never shares live state with a worker: a task goes in as JSON, messages come back as JSON lines
+(pyperf's design). A worker that crashes, runs out of memory or passes its time limit becomes an error record with a
+one-line reason and the run goes on. The launcher and the clock are injected so tests can run the manager without
+TensorFlow or real time.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol
+
+from rnnlab.core.errors import RnnlabError
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where a run is: which variant of which point, which phase, how long it has been going."""
+
+    experiment: str
+    variant: str
+    phase: str  # "queued", "cached", "import", "build", ..., "done", "failed"
+    index: int  # 0-based position of this task in the run
+    total: int
+    elapsed_s: float  # since the run started
+    point: int = 0
+    n_points: int = 1
+
+    @property
+    def fraction(self) -> float:
+        done = self.index + (1 if self.phase in ("done", "failed", "cached") else 0)
+        return min(1.0, done / max(1, self.total))
+
+
+class Cancelled(RnnlabError):
+    """The caller cancelled the run; what finished before is stored."""
+
+
+class Worker(Protocol):
+    def read(self, timeout: float) -> dict | None: ...  # next message, or None if none came in time
+    def poll(self) -> int | None: ...
+    def kill(self) -> None: ...
+    def rss_mb(self) -> float | None: ...
+    def stderr_tail(self) -> str: ...
+
+
+class SubprocessWorker:
+    """``python -m rnnlab.engine.worker`` in a fresh interpreter (spawned, never forked: TensorFlow and fork do
+    not mix), in its own process group so a kill takes its children too."""
+
+    def __init__(self, task: dict):
+        self._err = tempfile.TemporaryFile()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        self.proc = subprocess.Popen([sys.executable, "-m", "rnnlab.engine.worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self._err, env=env, cwd=str(_ROOT),
+                                     start_new_session=True)
+        self._q: queue.Queue = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.proc.stdin.write(json.dumps(task).encode())
+        self.proc.stdin.close()
+
+    def _pump(self) -> None:
+        for line in io.TextIOWrapper(self.proc.stdout, encoding="utf-8", errors="replace"):
+            line = line.strip()
+            if line:
+                try:
+                    self._q.put(json.loads(line))
+                except json.JSONDecodeError:
+                    pass  # the message channel is ours alone; a stray line is ignored
+        self._q.put(None)
+
+    def read(self, timeout: float) -> dict | None:
+        try:
+            msg = self._q.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        return msg if msg is not None else None
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, 9)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+
+    def rss_mb(self) -> float | None:
+        try:
+            import psutil
+
+            p = psutil.Process(self.proc.pid)
+            return sum(c.memory_info().rss for c in [p, *p.children(recursive=True)]) / 2**20
+        except Exception:  # the process may be gone between the two calls
+            return None
+
+    def stderr_tail(self) -> str:
+        self._err.seek(0)
+        lines = [ln for ln in self._err.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+        # The most telling line of a crash: the last one that is not a log prefix
+        for ln in reversed(lines):
+            if not ln.startswith(("W0000", "I0000", "E0000", "WARNING", "  ")):
+                return " ".join(ln.split())[:300]
+        return " ".join(lines[-1].split())[:300] if lines else ""
+
+
+def launch_subprocess(task: dict) -> Worker:
+    return SubprocessWorker(task)
+
+
+def available_mb() -> float:
+    import psutil
+
+    return psutil.virtual_memory().available / 2**20
+
+
+def run_task(task: dict, *, launcher: Callable[[dict], Worker] = launch_subprocess, timeout_s: float,
+             mem_limit_mb: float | None, on_phase: Callable[[str], None] = lambda p: None,
+             cancel: threading.Event | None = None, clock: Callable[[], float] = time.monotonic,
+             poll_s: float = 0.2) -> dict:
+    """Run one task in a worker; return its result message, or ``{"type": "error", "reason": ...}``."""
+    worker = launcher(task)
+    t0 = clock()
+    result: dict | None = None
+    while True:
+        msg = worker.read(poll_s)
+        if msg is not None:
+            if msg.get("type") == "phase":
+                on_phase(msg["phase"])
+            elif msg.get("type") in ("result", "error"):
+                result = msg
+        if cancel is not None and cancel.is_set():
+            worker.kill()
+            raise Cancelled("run cancelled")
+        if result is not None:
+            _reap(worker)
+            return result
+        code = worker.poll()
+        if code is not None and msg is None:
+            # drain what the pump may still hold
+            tail = worker.read(0.5)
+            if tail is not None and tail.get("type") in ("result", "error"):
+                return tail
+            if tail is not None:
+                continue
+            reason = worker.stderr_tail()
+            if code < 0:
+                sig = -code
+                why = "killed by signal 9 (likely out of memory)" if sig == 9 else f"killed by signal {sig}"
+                return {"type": "error", "transient": True,
+                        "reason": f"worker crashed: {why}" + (f"; {reason}" if reason else "")}
+            return {"type": "error", "transient": True,
+                    "reason": f"worker exited with code {code}" + (f": {reason}" if reason else "")}
+        if clock() - t0 > timeout_s:
+            worker.kill()
+            return {"type": "error", "transient": True, "reason": f"timed out after {timeout_s:g} s (timeout_s)"}
+        if mem_limit_mb is not None:
+            rss = worker.rss_mb()
+            if rss is not None and rss > mem_limit_mb:
+                worker.kill()
+                return {"type": "error", "transient": True, "reason": f"out of memory: worker used {rss:.0f} MB, over the limit of"
+                                                   f" {mem_limit_mb:.0f} MB"}
+
+
+def _reap(worker: Worker, grace_s: float = 10.0) -> None:
+    """Give a worker that has sent its result a moment to exit by itself (real time: a real process)."""
+    t0 = time.monotonic()
+    while worker.poll() is None:
+        if time.monotonic() - t0 > grace_s:
+            worker.kill()
+            return
+        time.sleep(0.05)

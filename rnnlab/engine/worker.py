@@ -1,0 +1,133 @@
+"""The worker process: one task (one variant, or the environment probe) in a fresh interpreter and TensorFlow.
+
+Run as ``python -m rnnlab.engine.worker``; the task arrives as JSON on stdin. Messages go back as JSON lines on
+the original stdout, which is kept for them alone: anything TensorFlow or user code prints goes to stderr.
+
+Messages: ``{"type": "phase", "phase": "import"}`` ... then one ``{"type": "result", ...}`` or
+``{"type": "error", "reason": "one line"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+import traceback
+
+
+def _jsonable(obj):
+    if hasattr(obj, "tolist"):  # numpy scalars and arrays
+        return obj.tolist()
+    return str(obj)
+
+
+def _send(stream, msg: dict) -> None:
+    stream.write(json.dumps(msg, default=_jsonable) + "\n")
+    stream.flush()
+
+
+def _rss_hwm_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+
+
+def _prepare_env(device: str) -> None:
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # TF1 cells need tf-keras; must precede the TF import
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if device == "CPU":
+        os.environ["CUDA_VISIBLE_DEVICES"] = "-1"  # a CPU run must not touch (or allocate on) a GPU
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if len(text) > 300:
+        text = text[:297] + "..."
+    name = type(exc).__name__
+    return text if text.startswith(name) else f"{name}: {text}"
+
+
+def run_task(task: dict, send) -> None:
+    from rnnlab.core.errors import VariantUnsupported
+    from rnnlab.engine.context import WorkerContext
+
+    device = task.get("device", "CPU")
+    _prepare_env(device)
+    send({"type": "phase", "phase": "import"})
+    import importlib
+
+    if task["kind"] == "probe":
+        from rnnlab.engine.probe import probe
+
+        send({"type": "result", "probe": probe(device)})
+        return
+
+    import numpy as np
+
+    for name in task.get("preload", ("tensorflow", "keras")):
+        importlib.import_module(name)  # the memory baseline includes TensorFlow and Keras
+    tf = sys.modules.get("tensorflow")
+
+    module_name, _, fn_name = task["worker"].partition(":")
+    fn = getattr(importlib.import_module(module_name), fn_name)
+    ctx = WorkerContext(device=device, on_phase=lambda p: send({"type": "phase", "phase": p}))
+    gpu = device == "GPU" and tf is not None
+    if gpu:
+        tf.config.experimental.reset_memory_stats("GPU:0")
+    base_mb = _rss_hwm_mb()
+    t0 = time.perf_counter()
+    try:
+        out = fn(dict(task["params"]), task["variant"], ctx)
+    except VariantUnsupported as e:
+        send({"type": "error", "reason": str(e)})
+        return
+    wall = time.perf_counter() - t0
+    import math
+
+    details = dict(out.get("details") or {})
+    metrics = {}
+    for k, v in (out.get("metrics") or {}).items():
+        if v is None:
+            continue
+        if math.isfinite(float(v)):
+            metrics[k] = float(v)
+        else:  # a NaN/inf is a finding, not a number to chart
+            details.setdefault("nonfinite_metrics", {})[k] = str(float(v))
+    if gpu:
+        metrics["peak_mem_mb"] = tf.config.experimental.get_memory_info("GPU:0")["peak"] / 2**20
+        details["peak_mem_method"] = "TensorFlow GPU allocator peak"
+    else:
+        metrics["peak_mem_mb"] = max(0.0, _rss_hwm_mb() - base_mb)
+        details["peak_mem_method"] = "process RSS high-water mark minus baseline after importing TensorFlow"
+    details["worker_wall_s"] = round(wall, 3)
+    if details.get("fwd_flops") and tf is not None:
+        # The roofline's denominator, measured in this process right after the variant, under the same load
+        from rnnlab.engine.probe import matmul_gflops
+
+        details["matmul_gflops"] = round(matmul_gflops(device, repeats=5), 2)
+    outputs = out.get("outputs") or {}
+    outputs_path = None
+    if outputs and task.get("outputs_path"):
+        outputs_path = task["outputs_path"]
+        np.savez(outputs_path, **{k: np.asarray(v) for k, v in outputs.items()})
+    send({"type": "result", "metrics": metrics, "details": details, "outputs_path": outputs_path})
+
+
+def main() -> int:
+    msg_stream = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # everything else printed to stdout lands on stderr
+    sys.stdout = sys.stderr
+    send = lambda m: _send(msg_stream, m)  # noqa: E731
+    try:
+        task = json.loads(sys.stdin.read())
+        run_task(task, send)
+    except MemoryError:
+        send({"type": "error", "reason": "out of memory (MemoryError in the worker)"})
+    except Exception as e:  # a failing variant becomes an error record; the traceback stays on stderr
+        traceback.print_exc()
+        send({"type": "error", "reason": _one_line(e)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,1 +1,0 @@
-"""The measuring harness: statistics, the worker process, and the runner that spawns one worker per variant."""

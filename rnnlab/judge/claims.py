@@ -1,0 +1,982 @@
+"""The seeds' claims, each checked against records measured on this machine (pure: no TensorFlow, no store).
+
+Every quantitative or checkable statement of the four seeds in ``/work/shared/seeds`` is one :class:`Claim`: what the
+seed says (with its own figure), which experiment, preset and variants test it, the command that produces the
+records, and a pure ``verdict(records) -> Verdict``. :func:`evaluate` judges them all.
+
+Statuses (``STATUSES``):
+
+- ``holds`` / ``does not hold``: the records decide it, every configuration judged agrees;
+- ``depends``: the records show it holds in some measured configurations or measures and not in others
+  (``measured`` says where);
+- ``not measured``: no usable record (``why`` gives the command that makes them);
+- ``not measurable here``: a GPU claim and only CPU records (this machine has no GPU). GPU records from
+  anywhere (bundled ``data/baseline`` files, ``python -m rnnlab import``) are used when present.
+
+Judging rules, the same for every claim:
+
+- Configuration. A claim about a seed's own configuration is judged on records at exactly that configuration when
+  there are any (the other configurations are then summarised in ``measured``); otherwise on every configuration
+  measured, said as "not the seed configuration".
+- Speed and memory. "A is faster / smaller than B" holds when A saves at least ``MARGIN`` (10%) of B's time or
+  memory: ``1 - A/B >= 0.10`` (the seeds' own percentages are of this kind: 482 -> 387 ms is "about 20% faster").
+  "A is not slower than B" holds when ``A <= B * 1.10``. When the records carry quartiles (``fwd_ms_p25``/``_p75``
+  ...) the spread of the timed steps counts too: a win also needs A's p75 below B's p25, and overlapping quartiles
+  never count as a loss. Forward and training steps are judged separately; if they disagree the claim depends.
+  Timings from one run of each worker on a busy machine can move by more than 10% between runs: ``measured`` always
+  gives the numbers, so a reader can see how close a call was.
+- Several records of one variant at one configuration and device: this machine's record wins over an imported one,
+  which wins over a bundled one; then the newest.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from rnnlab.core.record import Record
+
+STATUSES = ("holds", "does not hold", "depends", "not measured", "not measurable here")
+MARGIN = 0.10  # a speed or memory difference below 10% is not a difference here
+EXACT_ATOL = 1e-5  # float32 agreement with a float64 reference: "computes exactly the same"
+
+SEED_FILES = {
+    "000": "000_c34ee7c50a2fcabe.txt",  # CSDN blog: dynamic_rnn vs static_rnn at sequence length 100
+    "001": "001_3a5ae1509da6cb41.txt",  # Stack Overflow: what does it mean to unroll an RNN dynamically?
+    "003": "003_ba4109e66d1a4cdb.txt",  # blog: static_rnn builds slower but runs faster (Estimator log)
+    "004": "004_92cccbbe99fcbfb4.txt",  # blog: RNNCell performance, "cuDNN-based" LSTMCell + tf.function
+}
+
+# Seed 000's benchmark: 3 x BasicRNNCell(128), batch 32, 100 steps of 64 features, float32.
+SEED_000 = {"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100, "input_dim": 64,
+            "dtype": "float32", "lengths": "full"}
+# Seed 003's benchmark: BasicLSTMCell(200), batch 200, 300 steps of 16 features, every length 20.
+SEED_003 = {"units": 200, "batch": 200, "seq_len": 300, "input_dim": 16, "lengths": "fixed:20"}
+_IGNORE = ("repeats", "warmup", "timeout_s", "device")  # params that do not change what is measured
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str  # one of STATUSES
+    measured: str  # what this machine measured, with numbers
+    why: str  # why that status; what to run when not measured
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"status {self.status!r} is not one of {STATUSES}")
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    seed: str  # the seed file
+    section: str  # where in the seed
+    text: str  # the claim in a few words, with the seed's own figure
+    experiment: str
+    preset: str
+    variants: tuple[str, ...]
+    command: str  # the CLI command that produces the records
+    judge: Callable[[Sequence[Record], "Claim"], Verdict]
+    device: str = "any"  # "any", "CPU" or "GPU": the device the seed's figure is about
+
+    def verdict(self, records: Iterable[Record]) -> Verdict:
+        """This claim judged on ``records`` (any experiments; the judge picks what it needs)."""
+        return self.judge(_dedupe(records), self)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# helpers over records
+
+_SOURCE_RANK = {"local": 0, "imported": 1, "baseline": 2}
+
+
+def _dedupe(records: Iterable[Record]) -> list[Record]:
+    """One record per (experiment, variant, configuration, device, machine): local > imported > baseline, newest."""
+    best: dict[tuple, Record] = {}
+    for r in records:
+        k = (r.experiment, r.variant, _cfg_key(r), r.machine)
+        cur = best.get(k)
+        if cur is None:
+            best[k] = r
+            continue
+        rank, cur_rank = _SOURCE_RANK.get(r.source, 3), _SOURCE_RANK.get(cur.source, 3)
+        if rank < cur_rank or (rank == cur_rank and r.created_at > cur.created_at):
+            best[k] = r
+    return list(best.values())
+
+
+def _device(r: Record) -> str:
+    return str(r.env.get("device") or "?").upper()
+
+
+def _cfg(r: Record, ignore: Sequence[str] = ()) -> dict:
+    return {k: v for k, v in r.params.items() if k not in _IGNORE and k not in ignore}
+
+
+def _cfg_key(r: Record, ignore: Sequence[str] = ()) -> tuple:
+    return (tuple(sorted((k, repr(v)) for k, v in _cfg(r, ignore).items())), _device(r))
+
+
+def _preferred(records: list[Record]) -> list[Record]:
+    """This machine's records first, then imported, then bundled; newest first within each."""
+    out = sorted(records, key=lambda r: r.created_at, reverse=True)
+    return sorted(out, key=lambda r: _SOURCE_RANK.get(r.source, 3))
+
+
+def _ok(records: Sequence[Record], experiment: str, variant: str | None = None, metric: str | None = None):
+    return _preferred([r for r in records if r.experiment == experiment and r.ok
+                       and (variant is None or r.variant == variant) and (metric is None or metric in r.metrics)])
+
+
+def _any(records: Sequence[Record], experiment: str, variant: str | None = None):
+    return _preferred([r for r in records if r.experiment == experiment and (variant is None or r.variant == variant)])
+
+
+def _matches(params: Mapping, cfg: Mapping | None) -> bool:
+    """``params`` are at ``cfg``; a parameter the experiment does not have (absent) is fixed at the seed's value."""
+    return cfg is not None and all(params.get(k, v) == v for k, v in cfg.items())
+
+
+def _n(v: float) -> str:
+    """Three significant digits: 0.0123, 1.23, 12.3, 123, 1,234."""
+    if v is None or not math.isfinite(v):
+        return "–"
+    a = abs(v)
+    if a == 0:
+        return "0"
+    if a >= 100:
+        return f"{v:,.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    if a >= 1e-3:
+        return f"{v:.3g}"
+    return f"{v:.1e}"
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.0f}%"
+
+
+def _describe(params: Mapping, device: str) -> str:
+    """A configuration in words, as every table caption says it (``format.fmt_params``), plus data set and device."""
+    from rnnlab.core.format import fmt_params
+
+    parts = [fmt_params(dict(params))]
+    if "dataset" in params:
+        parts.append(f"dataset {params['dataset']}" + (f", {params['epochs']} epochs" if "epochs" in params else ""))
+    parts.append(device)
+    return ", ".join(p for p in parts if p)
+
+
+def _where(r: Record) -> str:
+    return "" if r.source == "local" else f" [{r.source} record from {r.machine}]"
+
+
+def _device_ok(r: Record, device: str) -> bool:
+    return device == "any" or _device(r) == device
+
+
+def _no_gpu_here(records: Sequence[Record]) -> bool:
+    """True when the records show a machine without a GPU (and none with one)."""
+    envs = [r.env for r in records if r.source == "local"] or [r.env for r in records]
+    return bool(envs) and not any(e.get("gpu") or str(e.get("device", "")).upper() == "GPU" for e in envs)
+
+
+def _not_measured(claim: Claim, what: str) -> Verdict:
+    return Verdict("not measured", what, f"no usable records yet; run: {claim.command}")
+
+
+def _gpu_guard(records: Sequence[Record], claim: Claim, cpu_text: str = "") -> Verdict | None:
+    """For a GPU claim without GPU records: "not measurable here" (CPU-only machine) or "not measured"."""
+    if any(_device(r) == "GPU" and r.ok for r in records if r.experiment == claim.experiment):
+        return None
+    if _no_gpu_here(records):
+        return Verdict("not measurable here",
+                       "no GPU records; this machine has no GPU" + (f" ({cpu_text})" if cpu_text else ""),
+                       "the seed's figure is about a GPU: import GPU records (python -m rnnlab import FILE) or run "
+                       f"on a machine with one: {claim.command}")
+    return _not_measured(claim, "no GPU records")
+
+
+def _aggregate(outcomes: Sequence[bool]) -> str:
+    if not outcomes:
+        return "not measured"
+    if all(outcomes):
+        return "holds"
+    if not any(outcomes):
+        return "does not hold"
+    return "depends"
+
+
+@dataclass
+class _Pair:
+    params: dict
+    device: str
+    a: Record
+    b: Record
+
+
+def _pairs(records: Sequence[Record], experiment: str, a: str, b: str, *, device: str = "any",
+           metric: str | None = None, ignore: Sequence[str] = ()) -> list[_Pair]:
+    """Records of variants ``a`` and ``b`` measured at the same configuration and device on the same machine; where
+    this machine has the pair, other machines' (bundled, imported) pairs of that configuration are left out."""
+    by: dict[tuple, dict[str, Record]] = {}
+    for r in _ok(records, experiment, metric=metric):
+        if r.variant in (a, b) and _device_ok(r, device):
+            by.setdefault((_cfg_key(r, ignore), r.machine), {})[r.variant] = r
+    out = [_Pair(_cfg(g[a], ignore), _device(g[a]), g[a], g[b]) for g in by.values() if a in g and b in g]
+    local = {_cfg_key(p.a, ignore) for p in out if p.a.source == "local" and p.b.source == "local"}
+    out = [p for p in out if (p.a.source == "local" and p.b.source == "local") or _cfg_key(p.a, ignore) not in local]
+    return sorted(out, key=lambda p: (p.device, repr(sorted(p.params.items())), p.a.machine))
+
+
+def _focus(pairs: list, seed_cfg: Mapping | None) -> tuple[list, bool]:
+    """The pairs at the seed's configuration if any, else all of them; and whether they are the seed's."""
+    at_seed = [p for p in pairs if _matches(p.params, seed_cfg)]
+    return (at_seed, True) if at_seed else (pairs, False)
+
+
+def _at(p: _Pair, at_seed: bool, seed_cfg: Mapping | None) -> str:
+    cfg = _describe(p.params, p.device)
+    if at_seed:
+        return f"at the seed's configuration ({cfg}){_where(p.a)}"
+    return f"at {cfg}{'' if seed_cfg is None else ' (not the seed configuration)'}{_where(p.a)}"
+
+
+def _others(pairs: list, focus: list, test: Callable[[_Pair], bool]) -> str:
+    rest = [p for p in pairs if p not in focus]
+    if not rest:
+        return ""
+    k = sum(bool(test(p)) for p in rest)
+    return f" Other configurations measured: it holds in {k} of {len(rest)}."
+
+
+_METRIC_WORDS = {"fwd_ms": "forward", "train_ms": "train step", "peak_mem_mb": "peak memory", "build_s": "build",
+                 "graph_nodes": "graph nodes", "epoch_s": "epoch"}
+_UNITS = {"fwd_ms": " ms", "train_ms": " ms", "peak_mem_mb": " MB", "build_s": " s", "graph_nodes": "",
+          "epoch_s": " s"}
+
+
+def _gain(win: float, lose: float) -> float:
+    """The share of ``lose`` saved by ``win`` (negative: ``win`` is bigger)."""
+    return 1.0 - win / lose if lose > 0 else 0.0
+
+
+def _compare_text(metric: str, win_name: str, lose_name: str, win: Record, lose: Record) -> str:
+    w, l = win.metrics[metric], lose.metrics[metric]
+    size = metric in ("peak_mem_mb", "graph_nodes")
+    if w <= l:
+        rel = f"{win_name} {_pct(_gain(w, l))} {'lower' if size else 'faster'}"
+    else:
+        rel = f"{win_name} {_pct(w / l - 1)} higher" if size else f"{win_name} {_pct(1 - l / w)} slower"
+    u = _UNITS.get(metric, "")
+    return f"{_METRIC_WORDS.get(metric, metric)} {lose_name} {_n(l)}{u} vs {win_name} {_n(w)}{u} ({rel})"
+
+
+def _beats(w: Record, l: Record, m: str, at_least: float) -> tuple[bool, str]:
+    """Does ``w`` save at least ``at_least`` of ``l``'s ``m``? With quartiles (``m_p25``/``m_p75``) the steps'
+    spread counts too: a win needs ``w``'s p75 below ``l``'s p25, and overlapping quartiles are never a loss."""
+    g = _gain(w.metrics[m], l.metrics[m])
+    q = [r.metrics.get(f"{m}_{k}") for r in (w, l) for k in ("p25", "p75")]
+    if None in q:
+        return g >= at_least, ""
+    w25, w75, l25, l75 = q
+    overlap = w25 <= l75 and l25 <= w75
+    if at_least > 0:
+        ok = g >= at_least and w75 < l25
+    else:
+        ok = g >= at_least or overlap
+    note = " (quartiles overlap: within the noise)" if overlap and abs(g) >= MARGIN else ""
+    return ok, note
+
+
+def _speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: str, metrics: Sequence[str],
+                 seed_cfg: Mapping | None, at_least: float = MARGIN, names: tuple[str, str] | None = None,
+                 why_holds: str, why_not: str, why_depends: str = "", ignore: Sequence[str] = ()) -> Verdict:
+    """``winner`` saves at least ``at_least`` of ``loser``'s metric (each of ``metrics``) -- negative ``at_least``
+    means "not more than that much worse"."""
+    if claim.device == "GPU":
+        g = _gpu_guard(records, claim)
+        if g is not None:
+            return g
+    pairs = []
+    for m in metrics:
+        pairs += [(m, p) for p in _pairs(records, experiment, winner, loser, device=claim.device, metric=m,
+                                         ignore=ignore)]
+    if not pairs:
+        return _not_measured(claim, f"no {experiment} records with both {winner} and {loser}"
+                             + ("" if claim.device == "any" else f" on {claim.device}"))
+    by_cfg: dict[int, list] = {}
+    uniq: list[_Pair] = []
+    for m, p in pairs:
+        for i, q in enumerate(uniq):
+            if q.a.key == p.a.key and q.b.key == p.b.key:
+                by_cfg.setdefault(i, []).append(m)
+                break
+        else:
+            uniq.append(p)
+            by_cfg.setdefault(len(uniq) - 1, []).append(m)
+    focus, at_seed = _focus(uniq, seed_cfg)
+    wn, ln = names or (winner, loser)
+    outcomes, parts, per_metric = [], [], {}
+    for p in focus:
+        i = uniq.index(p)
+        texts = []
+        for m in by_cfg[i]:
+            w, l = (p.a, p.b) if p.a.variant == winner else (p.b, p.a)
+            ok, noise = _beats(w, l, m, at_least)
+            outcomes.append(ok)
+            per_metric.setdefault(_METRIC_WORDS.get(m, m), []).append(ok)
+            texts.append(_compare_text(m, wn, ln, w, l) + noise)
+        parts.append(f"{_at(p, at_seed, seed_cfg)}: " + "; ".join(texts))
+
+    def holds(p: _Pair) -> bool:
+        w, l = (p.a, p.b) if p.a.variant == winner else (p.b, p.a)
+        return all(_beats(w, l, m, at_least)[0] for m in by_cfg[uniq.index(p)])
+
+    status = _aggregate(outcomes)
+    measured = ". ".join(parts) + "." + _others(uniq, focus, holds)
+    split = ""
+    if status == "depends" and len(per_metric) > 1:
+        yes = [k for k, v in per_metric.items() if all(v)]
+        no = [k for k, v in per_metric.items() if not any(v)]
+        if yes and no:
+            split = f"It holds for the {' and '.join(yes)} but not for the {' and '.join(no)}. "
+    why = {"holds": why_holds, "does not hold": why_not}.get(status) or (
+        split + (why_depends or "the measures or configurations disagree (see measured)"))
+    return Verdict(status, measured, why)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# judges, one per claim (each gets the deduplicated records and its Claim)
+
+_STATIC, _DYN = "tf1_static", "tf1_dynamic"
+
+
+def _j_memory(records, c):
+    return _speed_claim(
+        records, c, experiment="unroll", winner=_DYN, loser=_STATIC, metrics=("peak_mem_mb",), seed_cfg=SEED_000,
+        names=("dynamic_rnn", "static_rnn"),
+        why_holds="dynamic_rnn keeps one step's graph and a TensorArray; static_rnn's unrolled graph holds every "
+                  "step's intermediates for the backward pass at once. (On CPU, peak memory is the worker's RSS "
+                  "high-water mark over building, forward and training steps, above TensorFlow's own baseline.)",
+        why_not="the unrolled graph does not cost meaningfully more memory here: both keep every step's activations "
+                "for the backward pass (a while_loop stacks them in TensorArrays), so the difference is the graph "
+                "itself. (On CPU, peak memory is the worker's RSS high-water mark above TensorFlow's own baseline; "
+                "the seed's figure is most likely GPU memory.)")
+
+
+def _j_memory_long(records, c):
+    # static/dynamic peak memory per sequence length, grouped by the rest of the configuration (>= 2 lengths)
+    series: dict[tuple, list[tuple[int, float, float, float]]] = {}
+    for r_d in _ok(records, "unroll", _DYN, "peak_mem_mb"):
+        for r_s in _ok(records, "unroll", _STATIC, "peak_mem_mb"):
+            if _cfg_key(r_d) == _cfg_key(r_s) and r_d.params.get("lengths", "full") == "full":
+                k = _cfg_key(r_d, ("seq_len",))
+                ratio = r_s.metrics["peak_mem_mb"] / max(r_d.metrics["peak_mem_mb"], 1e-9)
+                series.setdefault(k, []).append((int(r_d.params["seq_len"]), ratio, r_s.metrics["peak_mem_mb"],
+                                                 r_d.metrics["peak_mem_mb"]))
+    series = {k: sorted(v) for k, v in series.items() if len({s[0] for s in v}) >= 2}
+    if not series:
+        return _not_measured(c, "static_rnn and dynamic_rnn peak memory at fewer than two sequence lengths of one "
+                                "configuration")
+    outcomes, parts = [], []
+    for k, pts in series.items():
+        grows = pts[-1][1] > 1 + MARGIN and pts[-1][1] >= pts[0][1] * (1 + MARGIN)
+        outcomes.append(grows)
+        parts.append(f"{k[1]}: " + ", ".join(f"{t} steps static {_n(s)} MB vs dynamic {_n(d)} MB"
+                                              for t, _, s, d in pts)
+                     + f" (static/dynamic {_n(pts[0][1])}x at {pts[0][0]} steps, {_n(pts[-1][1])}x at {pts[-1][0]})")
+    status = _aggregate(outcomes)
+    return Verdict(status, "; ".join(parts) + ".",
+                   "static_rnn's extra memory grows with the number of unrolled steps" if status == "holds" else
+                   "static_rnn's memory relative to dynamic_rnn's does not grow with sequence length here: both "
+                   "store every step's activations for the backward pass" if status == "does not hold" else
+                   "the trend differs between configurations (see measured)")
+
+
+def _j_speed(records, c):
+    gpu = c.device == "GPU"
+    return _speed_claim(
+        records, c, experiment="unroll", winner=_DYN, loser=_STATIC, metrics=("fwd_ms", "train_ms"),
+        seed_cfg=SEED_000, names=("dynamic_rnn", "static_rnn"),
+        why_holds="dynamic_rnn's while_loop is faster here than the unrolled graph"
+                  + (" on the GPU" if gpu else "") + ", as the seed says.",
+        why_not="static_rnn is as fast or faster here: with the whole sequence unrolled the runtime can overlap "
+                "independent ops and there is no per-iteration loop overhead (frame bookkeeping, TensorArray reads "
+                "and writes), so the seed's 'dynamic is faster' does not carry over to this TensorFlow/device.",
+        why_depends="A forward pass and a training step (forward, backward through the loop, Adam) stress different "
+                    "things: the backward pass of a while_loop reads every step back from TensorArrays, the "
+                    "unrolled graph has it all in place.")
+
+
+def _j_graph(records, c):
+    return _speed_claim(
+        records, c, experiment="unroll", winner=_DYN, loser=_STATIC, metrics=("graph_nodes",), seed_cfg=SEED_000,
+        at_least=0.5, names=("dynamic_rnn", "static_rnn"),
+        why_holds="static_rnn adds every time step's ops to the graph (graph_nodes grows with seq_len); the "
+                  "while_loop body counts once.",
+        why_not="the graphs are of similar size here")
+
+
+def _j_build(records, c):
+    return _speed_claim(
+        records, c, experiment="unroll", winner=_DYN, loser=_STATIC, metrics=("build_s",), seed_cfg=SEED_000,
+        names=("dynamic_rnn", "static_rnn"),
+        why_holds="building an unrolled graph creates every step's ops in Python; the while_loop builds one body.",
+        why_not="building is not meaningfully slower for static_rnn here (short sequences build fast either way).")
+
+
+def _j_not_slower(records, c):
+    return _speed_claim(
+        records, c, experiment="unroll", winner=_DYN, loser=_STATIC, metrics=("fwd_ms", "train_ms"),
+        seed_cfg=SEED_000, at_least=-MARGIN, names=("dynamic_rnn", "static_rnn"),
+        why_holds="dynamic_rnn is faster, or slower by less than the noise (10%, or overlapping quartiles of the "
+                  "timed steps).",
+        why_not="static_rnn is more than 10% faster here: the unrolled graph avoids the while_loop's per-iteration "
+                "overhead.",
+        why_depends="Where dynamic_rnn falls behind, it is the while_loop's per-iteration overhead (frame bookkeeping, "
+                    "TensorArray reads and writes) that the unrolled graph does not pay.")
+
+
+def _j_short_static(records, c):
+    short = [r for r in records if r.experiment != "unroll" or int(r.params.get("seq_len", 10**6)) <= 25]
+    return _speed_claim(
+        short, c, experiment="unroll", winner=_STATIC, loser=_DYN, metrics=("fwd_ms", "train_ms"), seed_cfg=None,
+        at_least=-MARGIN, names=("static_rnn", "dynamic_rnn"),
+        why_holds="for short sequences (<= 25 steps) static_rnn is at least as fast as dynamic_rnn (within 10%), "
+                  "so choosing it costs nothing.",
+        why_not="even for short sequences static_rnn is more than 10% slower than dynamic_rnn here.")
+
+
+def _j_keras(records, c):
+    a = _speed_claim(records, c, experiment="unroll", winner="keras", loser=_DYN, metrics=("fwd_ms", "train_ms"),
+                     seed_cfg=SEED_000, names=("Keras layer", "dynamic_rnn"), why_holds="", why_not="")
+    b = _speed_claim(records, c, experiment="unroll", winner="keras", loser=_STATIC, metrics=("fwd_ms", "train_ms"),
+                     seed_cfg=SEED_000, names=("Keras layer", "static_rnn"), why_holds="", why_not="")
+    if a.status == "not measured" or b.status == "not measured":
+        return _not_measured(c, "no unroll records with keras, tf1_dynamic and tf1_static at one configuration")
+    st = a.status if a.status == b.status else "depends"
+    why = {"holds": "the Keras 3 layer (on CPU the generic loop, on a GPU cuDNN where eligible) beats both TF1 paths "
+                    "by 10% or more.",
+           "does not hold": "the Keras 3 layer is not 10% faster than the TF1 paths here; on a CPU it has no fused "
+                            "kernel (cuDNN is GPU-only), so it runs a while_loop much like dynamic_rnn.",
+           }.get(st, "faster than one TF1 path or in one measure, not in all (see measured)")
+    return Verdict(st, f"vs dynamic_rnn: {a.measured} vs static_rnn: {b.measured}", why)
+
+
+def _j_static_varlen(records, c):
+    st = [r for r in _ok(records, "varlen", "tf1_static") if "checks_passed" in r.metrics]
+    if not st:
+        failed = [r for r in _any(records, "varlen", "tf1_static") if not r.ok]
+        if failed:
+            return Verdict("holds", f"static_rnn with sequence_length failed: {failed[0].error}",
+                           "static_rnn could not take the lengths here.")
+        return _not_measured(c, "no varlen record for tf1_static")
+    outcomes, parts = [], []
+    for r in st:
+        ok = r.metrics["checks_passed"] >= 3
+        outcomes.append(not ok)
+        parts.append(f"{_describe(_cfg(r), _device(r))}: static_rnn(sequence_length=...) passed "
+                     f"{int(r.metrics['checks_passed'])}/3 checks (outputs zero past the length, state carried, "
+                     f"final state = last real step), final state {_n(r.metrics.get('final_state_err', float('nan')))}"
+                     " from the float64 reference with lengths")
+    nolen = _ok(records, "varlen", "tf1_static_nolen", "final_state_err")
+    if nolen:
+        parts.append(f"without sequence_length its final state drifts by {_n(nolen[0].metrics['final_state_err'])}")
+    status = _aggregate(outcomes)
+    return Verdict(status, "; ".join(parts) + ".",
+                   "static_rnn takes sequence_length (as tf.nn.rnn did): it zeroes outputs past each row's length "
+                   "and carries the state, exactly like dynamic_rnn; what it cannot take is a sequence longer than "
+                   "the steps it was unrolled for." if status == "does not hold" else
+                   "static_rnn did not handle the lengths correctly here." if status == "holds" else
+                   "it handled the lengths in some configurations only (see measured)")
+
+
+def _loop_steps(records, variant):
+    return [r for r in _ok(records, "seed003", variant)
+            if "cell_steps_run" in r.metrics and "loop_steps_max" in r.metrics]
+
+
+def _j_dynamic_skips(records, c):
+    rs = _loop_steps(records, "dynamic")
+    if not rs:
+        return _not_measured(c, "no seed003 record for dynamic with cell_steps_run")
+    outcomes, parts = [], []
+    for r in rs:
+        ran, mx, t = r.metrics["cell_steps_run"], r.metrics["loop_steps_max"], int(r.params.get("seq_len", 0))
+        outcomes.append(ran <= mx < t)
+        parts.append(f"{_describe(_cfg(r), _device(r))}: dynamic_rnn ran {int(ran)} cell steps per forward pass "
+                     f"for sequences padded to {t} steps whose longest row is {int(mx)}")
+    st = _aggregate(outcomes)
+    return Verdict(st, "; ".join(parts) + ".",
+                   "dynamic_rnn's while_loop stops at max(sequence_length) of the batch, so the padded tail past "
+                   "the longest row is never computed. Shorter rows inside the batch still run every step up to "
+                   "the longest (their state is copied through), so padding within a batch is computed; only "
+                   "bucketing by length avoids that." if st == "holds" else
+                   "the while_loop ran past the longest row: the padding is computed." if st == "does not hold"
+                   else "it stopped early in some configurations only (see measured)")
+
+
+def _j_seqlen_correctness(records, c):
+    base = _j_dynamic_skips(records, c)
+    if base.status == "not measured":
+        return base
+    inv = {"holds": "does not hold", "does not hold": "holds"}.get(base.status, base.status)
+    extra = ""
+    # unroll records: tf1_dynamic with lengths vs full at otherwise equal configuration
+    full = {(_cfg_key(r, ("lengths",))): r for r in _ok(records, "unroll", _DYN, "fwd_ms")
+            if r.params.get("lengths", "full") == "full"}
+    for r in _ok(records, "unroll", _DYN, "fwd_ms"):
+        if r.params.get("lengths", "full") != "full" and _cfg_key(r, ("lengths",)) in full:
+            f = full[_cfg_key(r, ("lengths",))]
+            extra += (f" unroll {_describe(_cfg(f, ('lengths',)), _device(r))}: dynamic_rnn forward "
+                      f"{_n(f.metrics['fwd_ms'])} ms with full lengths vs {_n(r.metrics['fwd_ms'])} ms with lengths "
+                      f"{r.params['lengths']}.")
+    why = ("in this TensorFlow dynamic_rnn's sequence_length is also a performance feature: its while_loop stops at "
+           "the batch's longest row, so it saves the padded steps past it (the old documentation's 'more for "
+           "correctness than performance' was written against the per-row cost: rows shorter than the longest are "
+           "still stepped, with their state copied through)." if inv == "does not hold" else
+           "sequence_length did not shorten dynamic_rnn's loop here: it only affects correctness.")
+    return Verdict(inv, base.measured + extra, why)
+
+
+def _j_static_seqlen_skip(records, c):
+    rs = _loop_steps(records, "static")
+    if not rs:
+        return _not_measured(c, "no seed003 record for static with cell_steps_run")
+    outcomes, parts = [], []
+    for r in rs:
+        ran, mx, t = r.metrics["cell_steps_run"], r.metrics["loop_steps_max"], int(r.params.get("seq_len", 0))
+        outcomes.append(ran <= mx < t)
+        parts.append(f"{_describe(_cfg(r), _device(r))}: static_rnn with sequence_length ran {int(ran)} cell steps "
+                     f"per forward pass of the {t} it built (longest row {int(mx)})")
+    st = _aggregate(outcomes)
+    return Verdict(st, "; ".join(parts) + ".",
+                   "static_rnn wraps each step past the batch's longest row in a cond that skips the cell: the "
+                   "steps are built (graph size and build time still grow with seq_len) but not computed." if
+                   st == "holds" else "static_rnn computed past the longest row here." if st == "does not hold"
+                   else "see measured")
+
+
+def _j_dynamic_no_skip(records, c):
+    base = _j_dynamic_skips(records, c)
+    if base.status == "not measured":
+        return base
+    inv = {"holds": "does not hold", "does not hold": "holds"}.get(base.status, base.status)
+    return Verdict(inv, base.measured,
+                   "the seed's inference does not hold in this TensorFlow: dynamic_rnn stops at the longest row of "
+                   "the batch (all rows are 20 long in its benchmark), so it computes only the first n steps. Its "
+                   "slow dynamic_rnn is better explained by per-iteration loop overhead (see the seed003 "
+                   "experiment's verdict)." if inv == "does not hold" else base.why)
+
+
+def _j_ref_lstm(records, c):
+    rs = [r for r in _ok(records, "unroll", _DYN, "ref_abs_diff") if r.params.get("cell") == "lstm"]
+    if not rs:
+        others = _ok(records, "unroll", _DYN, "ref_abs_diff")
+        return _not_measured(c, "no unroll record of tf1_dynamic with cell=lstm"
+                             + (" (other cells: ref_abs_diff "
+                                + ", ".join(_n(r.metrics["ref_abs_diff"]) for r in others) + ")" if others else ""))
+    outcomes = [r.metrics["ref_abs_diff"] <= EXACT_ATOL for r in rs]
+    parts = [f"{_describe(_cfg(r), _device(r))}: max |dynamic_rnn - float64 NumPy LSTM| = "
+             f"{_n(r.metrics['ref_abs_diff'])} over outputs and final states" for r in rs]
+    st = _aggregate(outcomes)
+    return Verdict(st, "; ".join(parts) + ".",
+                   f"BasicLSTMCell + dynamic_rnn agrees with a textbook LSTM to float32 rounding (<= {EXACT_ATOL:g}), "
+                   "given BasicLSTMCell's conventions: gate order i, j, f, o in one kernel over [x, h], forget_bias "
+                   "1.0 added to the forget gate, no peepholes or projection. No approximation." if st == "holds" else
+                   f"the difference exceeds {EXACT_ATOL:g} (see measured)" if st == "does not hold" else "see measured")
+
+
+def _knob_pair(records, c, winner, loser, metrics, names, why_holds, why_not, at_least=MARGIN):
+    return _speed_claim(records, c, experiment="knobs", winner=winner, loser=loser, metrics=metrics,
+                        seed_cfg=SEED_000, names=names, at_least=at_least, why_holds=why_holds, why_not=why_not)
+
+
+def _j_pi(records, c):
+    v = _knob_pair(records, c, "dynamic_default", "dynamic_pi1", ("fwd_ms", "train_ms"),
+                   ("parallel_iterations=32", "parallel_iterations=1"),
+                   why_holds="overlapping iterations helps here; note 32 is dynamic_rnn's default, so writing it "
+                             "out changes nothing.",
+                   why_not="an RNN step depends on the previous one, so iterations cannot overlap much: "
+                           "parallel_iterations only lets independent work (input projections, gradient "
+                           "accumulation) run ahead. And 32 is already dynamic_rnn's default: setting it changes "
+                           "nothing.")
+    hi = _pairs(records, "knobs", "dynamic_pi128", "dynamic_default", metric="fwd_ms")
+    if hi and v.status != "not measured":
+        p = hi[0]
+        a = p.a if p.a.variant == "dynamic_pi128" else p.b
+        b = p.b if a is p.a else p.a
+        v = Verdict(v.status, v.measured + f" parallel_iterations=128: forward {_n(a.metrics['fwd_ms'])} ms"
+                    + (f", train step {_n(a.metrics['train_ms'])} ms" if "train_ms" in a.metrics else "")
+                    + f" (vs {_n(b.metrics['fwd_ms'])} ms at 32).", v.why)
+    return v
+
+
+def _j_swap(records, c):
+    cpu = _pairs(records, "knobs", "dynamic_swap", "dynamic_default", metric="peak_mem_mb", device="CPU")
+    cpu_text = ""
+    if cpu:
+        p = cpu[0]
+        s = p.a if p.a.variant == "dynamic_swap" else p.b
+        d = p.b if s is p.a else p.a
+        cpu_text = (f"on CPU swap_memory=True: peak {_n(s.metrics['peak_mem_mb'])} MB, train step "
+                    f"{_n(s.metrics.get('train_ms', float('nan')))} ms vs off: {_n(d.metrics['peak_mem_mb'])} MB, "
+                    f"{_n(d.metrics.get('train_ms', float('nan')))} ms -- on a CPU there is no device memory to swap "
+                    "from")
+    g = _gpu_guard(records, c, cpu_text)
+    if g is not None:
+        return g
+    return _knob_pair(records, c, "dynamic_swap", "dynamic_default", ("peak_mem_mb",),
+                      ("swap_memory=True", "swap_memory=False"),
+                      why_holds="with swap_memory=True the while_loop's stacked activations go to host memory "
+                                "between the forward and backward pass, lowering GPU peak memory.",
+                      why_not="GPU peak memory did not drop by 10%: TensorFlow swaps only when it decides to, "
+                              "and at this size the activations are small next to the rest.")
+
+
+def _j_time_major(records, c):
+    return _knob_pair(records, c, "dynamic_default", "dynamic_time_major", ("fwd_ms", "train_ms"),
+                      ("time_major=False", "time_major=True"),
+                      why_holds="batch-major input was faster here.",
+                      why_not="time_major=False is no speed-up: dynamic_rnn works time-major inside and transposes "
+                              "batch-major input (and its outputs) for you; TensorFlow's own documentation calls "
+                              "time_major=True 'a bit more efficient'. Use batch-major for convenience, not speed.")
+
+
+def _j_unstack(records, c):
+    rs = [r for r in _ok(records, "knobs", "static_first_n") if "seed_code_runs" in r.metrics]
+    if not rs:
+        return _not_measured(c, "no knobs record for static_first_n")
+    # the seed's configuration (50 of 100 steps) first, then one with a static_full beside it
+    full_keys = {_cfg_key(f, ("first_n",)) for f in _ok(records, "knobs", "static_full")}
+    rs.sort(key=lambda r: (not _matches(r.params, {**SEED_000, "first_n": 50}),
+                           _cfg_key(r, ("first_n",)) not in full_keys))
+    r = rs[0]
+    full = [f for f in _ok(records, "knobs", "static_full") if _cfg_key(f, ("first_n",)) == _cfg_key(r, ("first_n",))]
+    n = r.params.get("first_n", r.details.get("first_n", "N"))
+    t = r.params.get("seq_len")
+    parts = []
+    runs = r.metrics["seed_code_runs"] >= 1
+    err = r.details.get("seed_code_error") or ""
+    parts.append(f"{_describe(_cfg(r, ('first_n',)), _device(r))}: the seed's line tf.unstack(inputs, num={n}, "
+                 f"axis=1) on {t} steps " + ("runs" if runs else f"fails: {err.rstrip('.')}"))
+    if full:
+        f = full[0]
+        for m in ("peak_mem_mb", "graph_nodes", "build_s", "train_ms"):
+            if m in r.metrics and m in f.metrics:
+                parts.append(f"{_METRIC_WORDS.get(m, m)}: full {t} steps {_n(f.metrics[m])}{_UNITS.get(m, '')} vs "
+                             f"first {n} (sliced, then unstacked) {_n(r.metrics[m])}{_UNITS.get(m, '')}")
+    if "final_state_vs_full" in r.metrics:
+        parts.append(f"final state differs from the full sequence's by up to {_n(r.metrics['final_state_vs_full'])}")
+    saved = bool(full) and "peak_mem_mb" in full[0].metrics and \
+        _gain(r.metrics.get("peak_mem_mb", math.inf), full[0].metrics["peak_mem_mb"]) >= MARGIN
+    if not runs:
+        st = "does not hold"
+        why = ("as written the line raises: with a known time axis tf.unstack checks num against it ('Dimension "
+               "must be 50 but is 100'), and with an unknown one it fails when run. What works is slicing first, "
+               "tf.unstack(inputs[:, :N], axis=1); that " + ("does save memory" if saved else
+                                                            "saves little memory here")
+               + ", but it is a different model: steps after N are never seen.")
+    else:
+        st = "depends" if saved else "does not hold"
+        why = ("it saves memory only by computing something else: the steps after N are dropped." if saved else
+               "it does not save meaningful memory here, and it drops the steps after N.")
+    return Verdict(st, "; ".join(parts) + ".", why)
+
+
+def _j_mixed(records, c):
+    rs = _any(records, "precision", "tf1_dynamic_policy")
+    if not rs:
+        return _not_measured(c, "no precision record for tf1_dynamic_policy")
+    r = sorted(rs, key=lambda r: r.ok, reverse=True)[0]
+    if not r.ok:
+        return Verdict("does not hold", f"under a mixed_float16 global policy dynamic_rnn failed: {r.error}",
+                       "the policy breaks the TF1 graph instead of applying to it.")
+    runs = r.metrics.get("policy_runs", 0) >= 1
+    f16 = int(r.metrics.get("policy_float16_matmuls", 0))
+    f32 = int(r.metrics.get("policy_float32_matmuls", 0))
+    measured = (f"{_describe(_cfg(r), _device(r))}: after tf.keras.mixed_precision.set_global_policy('mixed_float16'),"
+                f" dynamic_rnn {'ran' if runs else 'failed: ' + str(r.details.get('policy_error', ''))}; matmuls in "
+                f"its graph: {f16} float16, {f32} float32; output dtype {r.details.get('policy_output_dtype', '?')}")
+    cast = _ok(records, "precision", "tf1_dynamic_mixed_float16", "fwd_ms")
+    if cast:
+        cm = cast[0].metrics
+        measured += (f"; an explicit cast-based float16 dynamic_rnn (rnnlab's own) runs forward in "
+                     f"{_n(cm['fwd_ms'])} ms"
+                     + (f", {_n(cm['fwd_vs_float32'])}x its float32 time on this {_device(cast[0])}"
+                        if "fwd_vs_float32" in cm else "")
+                     + (f", drifting {_n(cm['max_abs_diff'])} from float32" if "max_abs_diff" in cm else ""))
+    if runs and f16 > 0:
+        return Verdict("holds", measured + ".", "the TF1 cells picked up the global policy and computed in float16.")
+    return Verdict("does not hold", measured + ".",
+                   "the global policy applies to Keras layers; the TF1 cells behind dynamic_rnn (legacy tf-keras "
+                   "cells, created inside a v1 graph) ignore it and compute in float32, silently. Mixed precision "
+                   "with dynamic_rnn needs explicit casts (inputs and weights to float16, a float32 loss); the "
+                   "precision experiment's tf1_dynamic_mixed_float16 does that." if runs else
+                   "dynamic_rnn does not run under the policy.")
+
+
+def _j_shared(records, c):
+    rs = [r for r in _ok(records, "pitfalls") if r.variant in ("tf1_shared_dynamic", "tf1_shared_static")
+          and "wrong_builds_same_dim" in r.metrics]
+    if not rs:
+        return _not_measured(c, "no pitfalls record for tf1_shared_dynamic or tf1_shared_static")
+    parts, outcomes = [], []
+    for r in rs:
+        m = r.metrics
+        shares = m.get("wrong_builds_same_dim", 0) >= 1 and m.get("distinct_kernels_wrong", 1) < \
+            m.get("distinct_kernels_right", 0)
+        outcomes.append((shares, m.get("wrong_builds_diff_dim", 0) >= 1))
+        parts.append(f"{r.variant} ({r.params.get('cell')}, {r.params.get('units')} units): with input_dim == units "
+                     f"it {'builds' if m.get('wrong_builds_same_dim') else 'fails'}"
+                     + (f" with {int(m['distinct_kernels_wrong'])} kernel(s) against "
+                        f"{int(m['distinct_kernels_right'])} in a correct stack"
+                        if "distinct_kernels_wrong" in m else "")
+                     + "; with input_dim != units it "
+                     + ("builds" if m.get("wrong_builds_diff_dim") else "fails to build"))
+    if all(s and d for s, d in outcomes):
+        st, why = "holds", "one cell object means one set of weights for every layer."
+    elif all(s and not d for s, d in outcomes):
+        st, why = "depends", ("the layers do share one set of weights, but only when input_dim == units; otherwise "
+                              "(the seed's own sizes: 64 inputs, 128 units) the first layer builds the kernel for "
+                              "64 + 128 rows and the second layer's 128 + 128 do not fit: a MatMul shape error, not "
+                              "silent sharing.")
+    elif not any(s for s, _ in outcomes):
+        st, why = "does not hold", "the shared stack did not end up with shared weights here."
+    else:
+        st, why = "depends", "it differs between the measured cases (see measured)"
+    return Verdict(st, "; ".join(parts) + ".", why)
+
+
+def _j_state_tuple(records, c):
+    rs = [r for r in _ok(records, "pitfalls", "shape_state_is_tuple") if "wrong_builds" in r.metrics]
+    if not rs:
+        return _not_measured(c, "no pitfalls record for shape_state_is_tuple")
+    r = rs[0]
+    wrong_fails = r.metrics["wrong_builds"] < 1
+    right_ok = r.metrics.get("check_passed", 0) >= 1
+    measured = (f"a concatenated [c, h] tensor as an LSTM initial_state: {'fails' if wrong_fails else 'runs'}"
+                + (f" ({r.details.get('error_summary') or r.details.get('error_type')})" if wrong_fails else "")
+                + f"; LSTMStateTuple(c, h): {'works and matches the reference' if right_ok else 'fails its check'}.")
+    st = "holds" if wrong_fails and right_ok else "does not hold"
+    return Verdict(st, measured, "with state_is_tuple=True (the default) an LSTM state is LSTMStateTuple(c, h); a "
+                   "single tensor is refused, with a message that does not mention the state." if st == "holds" else
+                   "the tuple layout was not required here (see measured).")
+
+
+def _j_input_shape(records, c):
+    tm = [r for r in _ok(records, "pitfalls", "shape_time_major") if "wrong_builds" in r.metrics]
+    d2 = [r for r in _ok(records, "pitfalls", "shape_2d_input") if "wrong_builds" in r.metrics]
+    if not tm and not d2:
+        return _not_measured(c, "no pitfalls record for shape_time_major or shape_2d_input")
+    parts, outcomes = [], []
+    if tm:
+        silent = tm[0].metrics["wrong_builds"] >= 1
+        outcomes.append(not silent)
+        parts.append("time-major data given to a batch-major dynamic_rnn "
+                     + ("runs without any error" + (f" (outputs off by up to "
+                                                    f"{_n(tm[0].metrics['max_abs_diff_vs_correct'])})"
+                                                    if "max_abs_diff_vs_correct" in tm[0].metrics else "")
+                        if silent else "raises an error"))
+    if d2:
+        err = d2[0].metrics["wrong_builds"] < 1
+        outcomes.append(err)
+        parts.append("a 2-D [batch, features] input " + ("raises a shape error" if err else "runs"))
+    st = _aggregate(outcomes)
+    return Verdict(st, "; ".join(parts) + ".",
+                   "a wrong rank is caught, but a wrong layout of the right rank is not: dynamic_rnn reads the "
+                   "first axis as the batch whatever it holds, so [time, batch, features] data runs silently with "
+                   "wrong results. Checking shapes is on you." if st == "depends" else
+                   "shape mistakes are caught with an error." if st == "holds" else
+                   "shape mistakes run silently.")
+
+
+def _j_seed003_run(records, c):
+    return _seed003(records, c, "steps_per_s", higher=True,
+                    why_holds="static_rnn runs training steps faster once warm.",
+                    why_not="once warm static_rnn is not meaningfully faster here; see the seed003 experiment's "
+                            "verdict: both loops stop at the longest row (20), so what separates them is per-step "
+                            "overhead, not padding.")
+
+
+def _j_seed003_build(records, c):
+    return _seed003(records, c, "build_s", higher=False,
+                    why_holds="building the unrolled graph (every step, and its gradients) takes longer than the "
+                              "while_loop's single body; the first steps pay for optimising that big graph too.",
+                    why_not="static_rnn is not meaningfully slower to build here.")
+
+
+def _seed003(records, c, metric, *, higher, why_holds, why_not):
+    pairs = _pairs(records, "seed003", "static", "dynamic", metric=metric)
+    if not pairs:
+        return _not_measured(c, f"no seed003 records with both static and dynamic {metric}")
+    focus, at_seed = _focus(pairs, SEED_003)
+    outcomes, parts = [], []
+    for p in focus:
+        s = p.a if p.a.variant == "static" else p.b
+        d = p.b if s is p.a else p.a
+        vs, vd = s.metrics[metric], d.metrics[metric]
+        if higher:  # steps/s: static faster when vs >= vd / (1 - MARGIN)
+            outcomes.append(_gain(1 / vs, 1 / vd) >= MARGIN)
+            parts.append(f"{_at(p, at_seed, SEED_003)}: static {_n(vs)} vs dynamic {_n(vd)} steps/s once warm "
+                         f"(static/dynamic {_n(vs / vd)}x; the seed: 20.3 vs 5.41, 3.8x)")
+        else:  # build seconds: static slower when dynamic saves >= MARGIN
+            outcomes.append(_gain(vd, vs) >= MARGIN)
+            parts.append(f"{_at(p, at_seed, SEED_003)}: building static {_n(vs)} s vs dynamic {_n(vd)} s"
+                         + (f"; first interval {_n(s.metrics['first_interval_steps_per_s'])} vs "
+                            f"{_n(d.metrics['first_interval_steps_per_s'])} steps/s (the seed: 2.94 vs 5.27)"
+                            if "first_interval_steps_per_s" in s.metrics and "first_interval_steps_per_s" in d.metrics
+                            else ""))
+    st = _aggregate(outcomes)
+    return Verdict(st, "; ".join(parts) + ".", why_holds if st == "holds" else why_not if st == "does not hold"
+                   else "the configurations disagree (see measured)")
+
+
+def _j_cudnn(records, c):
+    rs = [r for r in _ok(records, "migrate", "seed004_construct") if "cudnn_eligible" in r.metrics]
+    if not rs:
+        return _not_measured(c, "no migrate record for seed004_construct")
+    r = rs[0]
+    m = r.metrics
+    measured = (f"keras.layers.RNN(tf.compat.v1.nn.rnn_cell.LSTMCell(n)) under Keras 3: call "
+                f"{'runs' if m.get('keras3_call_ok') else 'fails'}; cuDNN-eligible by Keras 3's rules: "
+                f"{'yes' if m.get('cudnn_eligible') else 'no'}"
+                + (f"; trainable weights Keras sees: {int(m['keras3_trainable_weights'])}"
+                   if "keras3_trainable_weights" in m else "") + f" ({_device(r)}).")
+    st = "holds" if m.get("cudnn_eligible") and m.get("keras3_call_ok") else "does not hold"
+    return Verdict(st, measured, "keras.layers.RNN(cell) always runs the generic step loop; only keras.layers.LSTM/GRU "
+                   "with default activations on a GPU can take the cuDNN kernel, and a TF1 cell is no Keras 3 cell at "
+                   "all." if st == "does not hold" else "the construct runs on cuDNN here.")
+
+
+def _j_tf_function(records, c):
+    return _speed_claim(
+        records, c, experiment="training", winner="keras", loser="keras_eager", metrics=("epoch_s",),
+        seed_cfg=None, names=("tf.function train step", "eager train step"),
+        why_holds="a traced train step skips Python and eager op dispatch per op, per time step.",
+        why_not="the traced train step is not meaningfully faster here.")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# the claims
+
+_U = "python -m rnnlab run unroll"
+_K = "python -m rnnlab run knobs"
+
+
+def _c(id, seed, section, text, experiment, preset, variants, command, judge, device="any") -> Claim:
+    return Claim(id, SEED_FILES[seed], section, text, experiment, preset, tuple(variants), command, judge, device)
+
+
+CLAIMS: tuple[Claim, ...] = (
+    _c("s000_memory", "000", "3.1", "static_rnn peak memory 1243 MB vs dynamic_rnn 876 MB (dynamic ~30% less)",
+       "unroll", "seed", (_STATIC, _DYN), f"{_U} --preset seed --variants tf1_static,tf1_dynamic", _j_memory),
+    _c("s000_memory_long", "000", "3.1", "dynamic_rnn's memory advantage is largest for long sequences",
+       "unroll", "seed", (_STATIC, _DYN),
+       f"{_U} --preset seed --set seq_len=25,50,100,200 --variants tf1_static,tf1_dynamic", _j_memory_long),
+    _c("s000_cpu_speed", "000", "3.2", "dynamic_rnn about 20% faster on CPU (static 482 ms vs dynamic 387 ms)",
+       "unroll", "seed", (_STATIC, _DYN), f"{_U} --preset seed --variants tf1_static,tf1_dynamic", _j_speed, "CPU"),
+    _c("s000_gpu_speed", "000", "3.2", "dynamic_rnn about 28% faster on GPU (static 156 ms vs dynamic 112 ms)",
+       "unroll", "seed", (_STATIC, _DYN), f"{_U} --preset seed --set device=gpu --variants tf1_static,tf1_dynamic",
+       _j_speed, "GPU"),
+    _c("s000_graph_size", "000", "4.2", "static_rnn makes every time step a graph node: large graphs for long "
+       "sequences; dynamic_rnn's while_loop keeps the graph small", "unroll", "seed", (_STATIC, _DYN),
+       f"{_U} --preset seed --variants tf1_static,tf1_dynamic", _j_graph),
+    _c("s000_static_no_varlen", "000", "3.3", "static_rnn cannot take variable-length sequences directly (padding "
+       "and masking by hand)", "varlen", "quick", ("tf1_static", "tf1_static_nolen"),
+       "python -m rnnlab run varlen --preset quick --variants tf1_static,tf1_static_nolen,tf1_dynamic",
+       _j_static_varlen),
+    _c("s000_dynamic_skips_padding", "000", "4.1", "dynamic_rnn handles sequence lengths automatically, skipping "
+       "the padded part of the computation", "seed003", "seed", ("dynamic",),
+       "python -m rnnlab run seed003 --preset seed --variants dynamic", _j_dynamic_skips),
+    _c("s000_parallel_iterations", "000", "5.3", "parallel_iterations=32 increases parallelism (a speed-up for "
+       "dynamic_rnn)", "knobs", "seed", ("dynamic_pi1", "dynamic_default", "dynamic_pi128"),
+       f"{_K} --preset seed --variants dynamic_pi1,dynamic_default,dynamic_pi128", _j_pi),
+    _c("s000_swap_memory", "000", "5.3", "swap_memory=True lets dynamic_rnn swap GPU memory to the CPU (less GPU "
+       "memory)", "knobs", "seed", ("dynamic_default", "dynamic_swap"),
+       f"{_K} --preset seed --set device=gpu --variants dynamic_default,dynamic_swap", _j_swap, "GPU"),
+    _c("s000_time_major", "000", "5.3", "time_major=False ((batch, time, features)) is a dynamic_rnn performance "
+       "setting", "knobs", "seed", ("dynamic_default", "dynamic_time_major"),
+       f"{_K} --preset seed --variants dynamic_default,dynamic_time_major", _j_time_major),
+    _c("s000_unstack_num", "000", "5.3", "tf.unstack(inputs, num=50, axis=1) unrolls only the first 50 steps and "
+       "saves static_rnn memory", "knobs", "seed", ("static_full", "static_first_n"),
+       f"{_K} --preset seed --variants static_full,static_first_n", _j_unstack),
+    _c("s000_shared_cells", "000", "6.1", "MultiRNNCell([cell] * 3) makes all layers share parameters",
+       "pitfalls", "quick", ("tf1_shared_dynamic", "tf1_shared_static"),
+       "python -m rnnlab run pitfalls --preset quick --variants tf1_shared_dynamic,tf1_shared_static", _j_shared),
+    _c("s000_input_shape", "000", "6.2", "input shape mistakes show up as dimension errors: feed [batch_size, "
+       "time_steps, input_dim]", "pitfalls", "quick", ("shape_time_major", "shape_2d_input"),
+       "python -m rnnlab run pitfalls --preset quick --variants shape_time_major,shape_2d_input", _j_input_shape),
+    _c("s000_state_is_tuple", "000", "6.2", "for LSTMCell make sure state_is_tuple=True (state is (c, h))",
+       "pitfalls", "quick", ("shape_state_is_tuple",),
+       "python -m rnnlab run pitfalls --preset quick --variants shape_state_is_tuple", _j_state_tuple),
+    _c("s000_mixed_precision", "000", "6.3", "with a mixed_float16 global policy dynamic_rnn supports mixed "
+       "precision automatically", "precision", "quick", ("tf1_dynamic_policy", "tf1_dynamic_mixed_float16"),
+       "python -m rnnlab run precision --preset quick", _j_mixed),
+    _c("s000_short_static", "000", "5.2", "static_rnn is a fine choice for very short, fixed-length sequences",
+       "unroll", "quick", (_STATIC, _DYN), f"{_U} --preset quick --variants tf1_static,tf1_dynamic",
+       _j_short_static),
+    _c("s000_keras_faster", "000", "7", "TF2's Keras LSTM/GRU/RNN layers perform better than dynamic_rnn and "
+       "static_rnn", "unroll", "seed", (_STATIC, _DYN, "keras"),
+       f"{_U} --preset seed --variants tf1_static,tf1_dynamic,keras", _j_keras),
+    _c("s001_seqlen_correctness", "001", "question", "dynamic_rnn's sequence_length is for correctness, not "
+       "performance (unlike rnn())", "seed003", "seed", ("dynamic",),
+       "python -m rnnlab run seed003 --preset seed --variants dynamic", _j_seqlen_correctness),
+    _c("s001_static_seqlen_skip", "001", "question", "static rnn() with sequence_length does not compute steps "
+       "past the minibatch's longest sequence, saving time", "seed003", "seed", ("static",),
+       "python -m rnnlab run seed003 --preset seed --variants static", _j_static_seqlen_skip),
+    _c("s001_ref_lstm", "001", "question", "BasicLSTMCell + dynamic_rnn computes the same as a reference LSTM "
+       "(no approximation)", "unroll", "quick", (_DYN,),
+       f"{_U} --preset quick --set cell=lstm --variants tf1_dynamic,tf1_static", _j_ref_lstm),
+    _c("s001_static_build_slow", "001", "answer 1", "static rnn graph creation is slow; dynamic_rnn builds faster",
+       "unroll", "seed", (_STATIC, _DYN), f"{_U} --preset seed --variants tf1_static,tf1_dynamic", _j_build),
+    _c("s001_dynamic_not_slower", "001", "answer 1", "dynamic_rnn is as fast as static_rnn or faster",
+       "unroll", "seed", (_STATIC, _DYN), f"{_U} --preset seed --variants tf1_static,tf1_dynamic", _j_not_slower),
+    _c("s003_static_runs_faster", "003", "conclusion", "for variable-length batches static_rnn runs faster: 20.3 "
+       "vs 5.41 steps/s once warm (3.8x)", "seed003", "seed", ("static", "dynamic"),
+       "python -m rnnlab run seed003 --preset seed", _j_seed003_run),
+    _c("s003_static_builds_slower", "003", "conclusion", "static_rnn builds slower (first 100 steps: 2.94 vs 5.27 "
+       "steps/s)", "seed003", "seed", ("static", "dynamic"), "python -m rnnlab run seed003 --preset seed",
+       _j_seed003_build),
+    _c("s003_dynamic_no_skip", "003", "text", "dynamic_rnn does not compute only the first n steps of a length-n "
+       "sequence ('it is not the case')", "seed003", "seed", ("dynamic",),
+       "python -m rnnlab run seed003 --preset seed --variants dynamic", _j_dynamic_no_skip),
+    _c("s004_cudnn", "004", "model", "keras RNN(tf.compat.v1 LSTMCell) is cuDNN-based and greatly speeds up "
+       "training", "migrate", "seed", ("seed004_construct",),
+       "python -m rnnlab run migrate --preset seed --variants seed004_construct", _j_cudnn),
+    _c("s004_tf_function", "004", "train_step", "tf.function compiles the train step into an efficient graph: "
+       "noticeably faster training", "training", "seed", ("keras", "keras_eager"),
+       "python -m rnnlab run training --preset seed --variants keras,keras_eager", _j_tf_function),
+)
+BY_ID: dict[str, Claim] = {c.id: c for c in CLAIMS}
+
+
+def get(claim_id: str) -> Claim:
+    from rnnlab.core.errors import RnnlabError
+
+    if claim_id not in BY_ID:
+        raise RnnlabError(f"unknown claim {claim_id!r}; known: {', '.join(BY_ID)}")
+    return BY_ID[claim_id]
+
+
+def verdict(claim_id: str, records: Iterable[Record]) -> Verdict:
+    """One claim judged on ``records``."""
+    return get(claim_id).verdict(records)
+
+
+def evaluate(records: Iterable[Record], claims: Sequence[Claim] = CLAIMS) -> list[tuple[Claim, Verdict]]:
+    """Every claim judged on the same records (typically ``baseline.combined(store)``)."""
+    recs = _dedupe(records)
+    return [(c, c.judge(recs, c)) for c in claims]
+
+
+def table_rows(results: Sequence[tuple[Claim, Verdict]]) -> list[dict[str, Any]]:
+    """Flat rows for tables and exports: id, seed, claim, status, measured, why, command."""
+    return [{"id": c.id, "seed": c.seed[:3], "section": c.section, "claim": c.text, "status": v.status,
+             "measured": v.measured, "why": v.why, "experiment": c.experiment, "command": c.command}
+            for c, v in results]

@@ -1,0 +1,306 @@
+"""Which record stands for a measurement, where it came from, and which records may be compared (pure).
+
+This module is the one home of the read path's choices; claims, findings, the recommendation, the tables, the
+charts and the pages ask it and never decide on their own:
+
+- **Configuration.** What a network and its inputs are: the params minus ``PROTOCOL_PARAMS`` (how long or how
+  often it is timed) and minus ``device`` (the requested one; the resolved device is part of the machine).
+  :func:`config_of`, :func:`config_key`.
+- **Machine.** Records are comparable only when they come from one machine: the same origin (this machine's store,
+  bundled, imported), the same environment fingerprint (versions, CPU, cores, device, GPU) and the same class of
+  measured matmul rate (within a factor of two: two VMs with one CPU name but 60 and 307 GFLOP/s are two
+  machines). :func:`machine_key`. Nothing joins two machines in one chart line, ratio or verdict.
+- **Source ranking.** Among several records of one variant at one configuration and machine: this machine's
+  store first, then imported, then bundled (``SOURCE_RANK``); then this environment's; then a successful one
+  before a failed one; then the newest. :func:`best`, :func:`dedupe`.
+- **Provenance words.** "measured here" only for this machine's records; bundled and imported records say whose
+  machine. :func:`origin`, :func:`source_note`, :func:`where`.
+- **Which configuration a headline quotes.** The seed configuration when it was measured, else the one with the
+  most variants; then the best source; then the newest (:func:`headline`), never simply the latest run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from rnnlab.core import envinfo
+from rnnlab.core.record import Record, canonical_json
+
+PROTOCOL_PARAMS = ("repeats", "warmup", "timeout_s", "rounds")  # how a measurement is taken, not what is measured
+SOURCE_RANK = {"local": 0, "imported": 1, "baseline": 2}
+ORIGIN_WORDS = {"local": "this machine", "imported": "imported", "baseline": "bundled"}
+
+
+# -- configuration -------------------------------------------------------------------------------------------------
+def _params(r: Record | Mapping[str, Any]) -> Mapping[str, Any]:
+    return r.params if isinstance(r, Record) else r
+
+
+def config_of(r: Record | Mapping[str, Any], ignore: Iterable[str] = ()) -> dict[str, Any]:
+    """The configuration a record (or a params mapping) measures: params minus protocol params, device, ``ignore``."""
+    skip = set(PROTOCOL_PARAMS) | {"device"} | set(ignore)
+    return {k: v for k, v in _params(r).items() if k not in skip}
+
+
+def config_key(r: Record | Mapping[str, Any], ignore: Iterable[str] = ()) -> str:
+    """A hashable, canonical form of :func:`config_of`."""
+    return canonical_json(config_of(r, ignore))
+
+
+def device_of(r: Record) -> str:
+    """The device the record ran on: "CPU", "GPU" ("?" when unknown)."""
+    return str(r.env.get("device") or "?").upper()
+
+
+# -- machines ------------------------------------------------------------------------------------------------------
+def matmul_rate(r: Record) -> float | None:
+    """The machine's float32 matmul rate in GFLOP/s, as probed once per machine (``env.matmul_gflops``).
+
+    This is the rate the sidebar shows and chart titles quote; a variant's ``roofline_frac`` uses the rate its own
+    worker measured right after it (``details.matmul_gflops``), under the same load.
+    """
+    try:
+        v = float(r.env.get("matmul_gflops") or 0)
+    except (TypeError, ValueError):
+        return None
+    return v if v > 0 and math.isfinite(v) else None
+
+
+def rate_class(r: Record) -> int | None:
+    """The matmul rate rounded to a power of two: records a factor of two apart come from different machines."""
+    v = matmul_rate(r)
+    return None if v is None else round(math.log2(v))
+
+
+def machine_key(r: Record) -> str:
+    """Who measured it: origin, environment fingerprint, matmul-rate class. Equal keys: comparable records."""
+    return canonical_json([r.source, envinfo.fingerprint(dict(r.env)), rate_class(r)])
+
+
+def comparable(records: Iterable[Record]) -> bool:
+    """True when every record comes from one machine (see :func:`machine_key`)."""
+    return len({machine_key(r) for r in records}) <= 1
+
+
+def origin(r: Record) -> str:
+    """"this machine", "bundled from <machine>", "imported from <machine>"."""
+    if r.source == "local":
+        return "this machine"
+    return f"{ORIGIN_WORDS.get(r.source, r.source)} from {r.machine}"
+
+
+def is_here(records: Iterable[Record]) -> bool:
+    """Every record was measured on this machine (its own store)."""
+    recs = list(records)
+    return bool(recs) and all(r.source == "local" for r in recs)
+
+
+def source_note(records: Sequence[Record]) -> str:
+    """"measured here on CPU: <machine>" or "bundled results (not measured here) from CPU: <machine>": beside every
+    table, chart and verdict. Only this machine's records are "measured here"."""
+    if not records:
+        return ""
+    srcs = {r.source for r in records}
+    machines = "; ".join(sorted({r.machine for r in records}))
+    dev = "/".join(sorted({device_of(r) for r in records}))
+    if srcs == {"local"}:
+        return f"measured here on {dev}: {machines}"
+    if srcs == {"baseline"}:
+        return f"bundled results (not measured here) from {dev}: {machines}"
+    if srcs == {"imported"}:
+        return f"imported results (not measured here) from {dev}: {machines}"
+    return f"{', '.join(ORIGIN_WORDS.get(s, s) for s in sorted(srcs, key=lambda s: SOURCE_RANK.get(s, 3)))} " \
+           f"results on {dev}: {machines}"
+
+
+def where(records: Sequence[Record]) -> str:
+    """A sentence opener: "On this CPU", "On the bundled results' CPU (<machine>)", "On <machine> (CPU, imported)"."""
+    r = records[0]
+    device = device_of(r)
+    srcs = {x.source for x in records}
+    if srcs == {"local"}:
+        return f"On this {device}"
+    if srcs == {"baseline"}:
+        return f"On the bundled results' {device} ({r.machine})"
+    if srcs == {"imported"}:
+        return f"On {r.machine} ({device}, imported)"
+    return f"On {r.machine} ({device})"
+
+
+def provenance(records: Sequence[Record]) -> dict[str, str]:
+    """Machine, device, versions, source and measurement time of a set of records (joined when they differ)."""
+    def join(vals):
+        return "; ".join(sorted({str(v) for v in vals if v not in (None, "")}))
+
+    times = sorted({r.created_at for r in records})
+    return {
+        "machine": join(r.machine for r in records),
+        "device": join(r.env.get("device") for r in records),
+        "tf": join(r.env.get("tf") for r in records),
+        "keras": join(r.env.get("keras") for r in records),
+        "python": join(r.env.get("python") for r in records),
+        "rnnlab": join(r.env.get("rnnlab") for r in records),
+        "created_at": "; ".join(times) if len(times) <= 2 else f"{times[0]} .. {times[-1]}",
+        "source": source_note(records),
+    }
+
+
+# -- which record stands -------------------------------------------------------------------------------------------
+def _newest_first(ts: str) -> tuple:
+    return tuple(-ord(c) for c in ts)
+
+
+def rank(r: Record, here: Mapping[str, Any] | None = None) -> tuple:
+    """The one ordering of records of one measurement (smaller is preferred)."""
+    current = here is not None and r.source == "local" and envinfo.fingerprint(dict(r.env)) == dict(here)
+    return (SOURCE_RANK.get(r.source, 3), 0 if current else 1, 0 if r.ok else 1, _newest_first(r.created_at))
+
+
+def best(records: Iterable[Record], here: Mapping[str, Any] | None = None) -> Record | None:
+    """The record that stands for one variant at one configuration (``here``: this environment's fingerprint)."""
+    recs = list(records)
+    return min(recs, key=lambda r: rank(r, here)) if recs else None
+
+
+def dedupe(records: Iterable[Record], here: Mapping[str, Any] | None = None) -> list[Record]:
+    """One record per (experiment, variant, configuration, device, machine), the preferred one."""
+    groups: dict[tuple, list[Record]] = {}
+    for r in records:
+        groups.setdefault((r.experiment, r.variant, config_key(r), device_of(r), machine_key(r)), []).append(r)
+    return [best(g, here) for g in groups.values()]
+
+
+# -- comparable sets -----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Group:
+    """One experiment's records at one configuration on one machine and device: one record per variant."""
+    experiment: str
+    config: Mapping[str, Any]  # config_of(...) minus ``ignore``
+    device: str
+    machine: str  # machine_key
+    records: Mapping[str, Record]  # variant -> the record that stands
+
+    @property
+    def source(self) -> str:
+        return next(iter(self.records.values())).source
+
+    @property
+    def rank(self) -> int:
+        return min(SOURCE_RANK.get(r.source, 3) for r in self.records.values())
+
+    @property
+    def newest(self) -> str:
+        return max(r.created_at for r in self.records.values())
+
+    def ok(self) -> dict[str, Record]:
+        return {v: r for v, r in self.records.items() if r.ok}
+
+    def note(self) -> str:
+        return source_note(list(self.records.values()))
+
+
+def groups(records: Iterable[Record], *, experiment: str | None = None, ignore: Sequence[str] = (),
+           here: Mapping[str, Any] | None = None) -> list[Group]:
+    """Records grouped into comparable sets (one configuration, device and machine), one record per variant.
+
+    With ``ignore`` (e.g. ``("seq_len",)``) a group spans the values of those params, and holds one record per
+    variant *and* value: use :func:`series` for that."""
+    by: dict[tuple, list[Record]] = {}
+    for r in records:
+        if experiment is not None and r.experiment != experiment:
+            continue
+        by.setdefault((r.experiment, config_key(r, ignore), device_of(r), machine_key(r)), []).append(r)
+    out = []
+    for (exp, _, dev, mach), rs in by.items():
+        per: dict[str, list[Record]] = {}
+        for r in rs:
+            per.setdefault(r.variant, []).append(r)
+        out.append(Group(exp, config_of(rs[0], ignore), dev, mach, {v: best(g, here) for v, g in per.items()}))
+    return out
+
+
+def headline(candidates: Sequence[Group], *, seed: Mapping[str, Any] | None = None,
+             need: Sequence[str] = ()) -> Group | None:
+    """The group a headline quotes: among groups holding every variant of ``need`` (successful), the seed
+    configuration when measured, else the one with the most variants; then the best source; then the newest."""
+    from rnnlab.experiments.seeds import matches
+
+    ok = [g for g in candidates if all(v in g.ok() for v in need)]
+    if not ok:
+        return None
+    return min(ok, key=lambda g: (0 if seed is not None and matches(g.config, seed) else 1, -len(g.ok()), g.rank,
+                                  _newest_first(g.newest)))
+
+
+def series(records: Iterable[Record], x: str, *, experiment: str | None = None,
+           here: Mapping[str, Any] | None = None) -> list[Group]:
+    """Sweep series: per machine and configuration with ``x`` free, one record per (variant, value of ``x``).
+
+    Each returned Group's ``records`` maps ``f"{variant}@{value}"`` -> record; a chart draws one line per
+    (variant, group), so a line never runs through two machines."""
+    by: dict[tuple, list[Record]] = {}
+    for r in records:
+        if (experiment is not None and r.experiment != experiment) or x not in r.params:
+            continue
+        by.setdefault((r.experiment, config_key(r, (x,)), device_of(r), machine_key(r)), []).append(r)
+    out = []
+    for (exp, _, dev, mach), rs in by.items():
+        per: dict[str, list[Record]] = {}
+        for r in rs:
+            per.setdefault(f"{r.variant}@{r.params[x]}", []).append(r)
+        out.append(Group(exp, config_of(rs[0], (x,)), dev, mach, {k: best(g, here) for k, g in per.items()}))
+    return out
+
+
+# -- what is stored for a plan -------------------------------------------------------------------------------------
+def same_config(a: Mapping[str, Any], b: Mapping[str, Any], *, ignore: Iterable[str] = ()) -> bool:
+    """Params equal as a run would key them (every param but ``timeout_s``), except ``ignore`` and a requested
+    ``device`` of ``auto`` (records hold the resolved one)."""
+    skip = set(ignore) | {"timeout_s"}
+    if a.get("device") == "auto" or b.get("device") == "auto":
+        skip.add("device")
+    keys = (set(a) | set(b)) - skip
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+@dataclass(frozen=True)
+class Selection:
+    shown: dict[str, Record]  # variant -> the record to show (in the order asked for)
+    missing: tuple[str, ...]  # variants a run would measure: no record from this environment
+
+
+def pick(records: Sequence[Record], params: Mapping[str, Any], variants: Sequence[str], *,
+         fingerprint: Mapping[str, Any] | None = None, experiment: str | None = None) -> Selection:
+    """Per variant, the record that stands for exactly this run's params; and what a run would still measure.
+
+    With ``fingerprint`` None (environment unknown), any record of this machine's store counts as present.
+    """
+    shown: dict[str, Record] = {}
+    missing: list[str] = []
+    for v in variants:
+        cands = [r for r in records if r.variant == v and (experiment is None or r.experiment == experiment)
+                 and same_config(r.params, params)]
+        b = best(cands, fingerprint)
+        if b is not None:
+            shown[v] = b
+        # what a run would serve: not bundled, not a crash/time-out it would try again, this environment
+        served = [r for r in cands if r.source != "baseline" and not r.details.get("transient")]
+        if fingerprint is None:
+            have = bool(served)
+        else:
+            have = any(envinfo.fingerprint(dict(r.env)) == dict(fingerprint) for r in served)
+        if not have:
+            missing.append(v)
+    return Selection(shown=shown, missing=tuple(missing))
+
+
+def sweep(records: Sequence[Record], params: Mapping[str, Any], variants: Sequence[str], *, x: str = "seq_len",
+          fingerprint: Mapping[str, Any] | None = None, experiment: str | None = None) -> list[Record]:
+    """A sweep's points for this run's params with ``x`` free: one record per (variant, value, machine)."""
+    recs = [r for r in records if r.variant in variants and (experiment is None or r.experiment == experiment)
+            and x in r.params and same_config(r.params, params, ignore=(x,))]
+    order = {v: i for i, v in enumerate(variants)}
+    out = [r for g in series(recs, x, here=fingerprint) for r in g.records.values()]
+    return sorted(out, key=lambda r: (order[r.variant], rank(r)[0], machine_key(r), r.params[x]))

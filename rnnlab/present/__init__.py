@@ -1,0 +1,1 @@
+"""Presentation: records and verdicts -> formatted tables and charts, one module per page topic."""

@@ -1,0 +1,80 @@
+"""Records -> a Report (tables and charts) that the app shows and the exporters save."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Sequence
+
+from rnnlab.judge import select
+from rnnlab.present import charts, tables
+from rnnlab import experiments
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import fmt_params
+from rnnlab.core.record import Record, utc_now
+from rnnlab.core.views import ChartView, Report, TableView
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=_ROOT, capture_output=True, text=True,
+                              timeout=5).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def chart_view(chart, title: str, caption: str, records: Sequence[Record]) -> ChartView | None:
+    if chart is None:
+        return None
+    return ChartView(title=title, caption=caption, spec=chart.to_dict(), provenance=select.provenance(records))
+
+
+def experiment_views(records: Sequence[Record]) -> tuple[list[TableView], list[ChartView]]:
+    """Tables and charts for one experiment's records: one comparison per configuration, sweeps where swept."""
+    if not records:
+        return [], []
+    exp = experiments.get(records[0].experiment)
+    tvs: list[TableView] = []
+    cvs: list[ChartView] = []
+    for group in tables.group_by_config(records).values():
+        cap = f"{fmt_params(dict(group[0].params))}; {select.source_note(group)}"
+        if exp.reference:
+            tvs.append(tables.comparison(group, reference=exp.reference,
+                                         title=f"{exp.title}: {fmt_params(dict(group[0].params))}"))
+        else:
+            tvs.append(tables.generic(group, title=f"{exp.title}: {fmt_params(dict(group[0].params))}"))
+        for c, t in ((charts.step_time(group, "fwd_ms"), "Forward step time"),
+                     (charts.step_time(group, "train_ms"), "Training step time"),
+                     (charts.build_and_graph(group), "Build time and graph size"),
+                     (charts.memory(group), "Peak memory"), (charts.gflops(group), "Achieved GFLOP/s")):
+            v = chart_view(c, t, cap, group)
+            if v:
+                cvs.append(v)
+    for ignore in ("seq_len",):
+        for group in tables.group_by_config(records, ignore=(ignore,)).values():
+            for metric in ("fwd_ms", "train_ms", "build_s"):
+                v = chart_view(charts.sweep(group, x=ignore, metric=metric), f"Scaling with {ignore}",
+                               f"{fmt_params({k: v for k, v in group[0].params.items() if k != ignore})}; "
+                               f"{select.source_note(group)}", group)
+                if v:
+                    cvs.append(v)
+    return tvs, cvs
+
+
+def build(records: Sequence[Record], *, experiment: str | None = None) -> Report:
+    recs = [r for r in records if experiment is None or r.experiment == experiment]
+    if not recs:
+        raise RnnlabError("no stored records" + (f" for experiment {experiment!r}" if experiment else "") +
+                          "; run one first, e.g. python -m rnnlab run unroll --preset quick")
+    tvs, cvs = [], []
+    for name in dict.fromkeys(r.experiment for r in recs):
+        t, c = experiment_views([r for r in recs if r.experiment == name])
+        tvs += t
+        cvs += c
+    prov = select.provenance(recs) | {"commit": commit()}
+    return Report(title="rnnlab: how TensorFlow unrolls recurrent networks",
+                  subtitle=f"{', '.join(dict.fromkeys(r.experiment for r in recs))} on {prov['machine']}"
+                           f" ({prov['device']}), TensorFlow {prov['tf']}, exported {utc_now()}",
+                  tables=tuple(tvs), charts=tuple(cvs), provenance=prov)

@@ -1,0 +1,163 @@
+"""TF1 variants: ``tf1_static`` (static_rnn) and ``tf1_dynamic`` (dynamic_rnn) in a v1 ``Graph`` + ``Session``.
+
+Imported only inside a worker process. The TF1 cells live in tf-keras, which TensorFlow only wires up when
+``TF_USE_LEGACY_KERAS=1`` is set before its first import; the worker sets it, and so does this module in case.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from rnnlab.core.errors import VariantUnsupported  # noqa: E402
+from rnnlab.tf.weights import Problem, as_list  # noqa: E402
+
+v1 = tf.compat.v1
+
+LEARNING_RATE = 1e-3
+
+
+def _cell_classes():
+    try:
+        rc = v1.nn.rnn_cell
+        return {"rnn": rc.BasicRNNCell, "lstm": rc.BasicLSTMCell, "gru": rc.GRUCell}, rc.MultiRNNCell
+    except Exception as e:  # tf-keras missing, or TensorFlow imported before TF_USE_LEGACY_KERAS was set
+        raise VariantUnsupported(
+            f"TF1 cells unavailable ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); "
+            "install tf-keras and set TF_USE_LEGACY_KERAS=1 before TensorFlow is imported") from None
+
+
+def _per_layer_states(cell: str, state, layers: int) -> list[dict]:
+    """MultiRNNCell gives a tuple of per-layer states; BasicLSTMCell's state is LSTMStateTuple(c, h)."""
+    per_layer = list(state) if layers > 1 else [state]
+    out = []
+    for st in per_layer:
+        out.append({"h": st.h, "c": st.c} if cell == "lstm" else {"h": st})
+    return out
+
+
+class TF1Runner:
+    """Builds the forward graph, a session with the canonical weights loaded, then the Adam train step."""
+
+    def __init__(self, pb: Problem, variant: str, ctx):
+        if variant not in ("tf1_static", "tf1_dynamic"):
+            raise ValueError(variant)
+        if pb.dtype != "float32":
+            raise VariantUnsupported(
+                f"dtype={pb.dtype}: {variant} builds float32 TF1 graphs only; "
+                "mixed_float16/bfloat16 are measured with the keras* variants")
+        self.pb, self.variant, self.ctx = pb, variant, ctx
+        self.static = variant == "tf1_static"
+        self.sess = None
+        labels = {"rnn": "BasicRNNCell", "lstm": "BasicLSTMCell", "gru": "GRUCell"}
+        self.details = {
+            "kernel": f"generic (TF1 {labels[pb.cell]} ops, "
+                      + ("unrolled graph)" if self.static else "while_loop)"),
+            "xla": False,
+            "time_major": pb.time_major,
+        }
+        if not self.static:
+            self.details.update(parallel_iterations=pb.parallel_iterations, swap_memory=pb.swap_memory)
+
+    # -- graphs --------------------------------------------------------------------------------------------
+    # The train step gets its own graph. Under TF2 control flow (While/If ops with function bodies) taking gradients
+    # rewrites the forward While/If to also output its intermediates: done in the forward graph, that would slow the
+    # measured forward pass, and done after a Session has run the graph it fails outright.
+    def _build(self, train: bool) -> dict:
+        pb = self.pb
+        classes, multi = _cell_classes()
+        g = {"graph": tf.Graph()}
+        with g["graph"].as_default(), tf.device(self.ctx.tf_device):
+            # Inputs live in a variable (loaded once) so no feed is copied per call, as for the TF2 variants.
+            g["x"] = v1.get_variable("inputs", shape=pb.x_feed.shape, dtype=tf.float32, trainable=False,
+                                     initializer=v1.zeros_initializer())
+            seq = tf.constant(pb.lengths, dtype=tf.int32, name="sequence_length") if pb.masked else None
+            g["cells"] = [classes[pb.cell](pb.units) for _ in range(pb.layers)]
+            cell = multi(g["cells"]) if pb.layers > 1 else g["cells"][0]
+            if self.static:
+                steps = tf.unstack(g["x"], axis=0 if pb.time_major else 1)
+                outs, state = v1.nn.static_rnn(cell, steps, sequence_length=seq, dtype=tf.float32)
+                g["outputs"] = tf.stack(outs, axis=1)  # batch-major
+            else:
+                g["outputs"], state = v1.nn.dynamic_rnn(
+                    cell, g["x"], sequence_length=seq, dtype=tf.float32, time_major=pb.time_major,
+                    parallel_iterations=pb.parallel_iterations, swap_memory=pb.swap_memory)
+            g["states"] = _per_layer_states(pb.cell, state, pb.layers)
+            if train:
+                g["loss"] = tf.reduce_mean(tf.square(g["outputs"]))
+                opt = v1.train.AdamOptimizer(LEARNING_RATE)
+                g["train_op"] = opt.minimize(g["loss"])
+            g["init"] = v1.global_variables_initializer()
+            # Loading through placeholders keeps the weights out of the graph (forward_graph_def prunes these ops).
+            g["loads"] = []
+            for var in [g["x"]] + [w for c in g["cells"] for w in c.weights]:
+                ph = v1.placeholder(var.dtype.base_dtype, var.shape)
+                g["loads"].append((var, ph, var.assign(ph, read_value=False)))
+        return g
+
+    def _open(self, g: dict):
+        """A session on ``g`` with variables initialised, the canonical weights and the inputs loaded."""
+        sess = v1.Session(graph=g["graph"], config=v1.ConfigProto(allow_soft_placement=True))
+        with g["graph"].as_default():
+            sess.run(g["init"])
+            arrays = [self.pb.x_feed] + [a for layer in self.pb.weights for a in as_list(self.pb.cell, layer)]
+            if len(arrays) != len(g["loads"]):
+                raise RuntimeError(f"TF1 cells made {len(g['loads']) - 1} variables, expected {len(arrays) - 1}")
+            for (var, ph, op), arr in zip(g["loads"], arrays):
+                if tuple(var.shape) != arr.shape:
+                    raise RuntimeError(f"{var.name}: shape {tuple(var.shape)} != canonical {arr.shape}")
+                sess.run(op, {ph: arr})
+        return sess
+
+    # -- forward ---------------------------------------------------------------------------------------------
+    def build_forward(self) -> None:
+        self.fg = self._build(train=False)
+        self.fetches = {"outputs": self.fg["outputs"], "states": self.fg["states"]}
+
+    def forward_graph_def(self):
+        """Only what computing outputs and final states needs (no initializers), plus the function library."""
+        gd = self.fg["graph"].as_graph_def()
+        names = [self.fg["outputs"].op.name] + [t.op.name for st in self.fg["states"] for t in st.values()]
+        sub = v1.graph_util.extract_sub_graph(gd, names)
+        if not len(sub.library.function):
+            sub.library.CopyFrom(gd.library)
+        return sub
+
+    def start(self) -> None:
+        self.sess = self._open(self.fg)
+
+    def forward(self):
+        return self.sess.run(self.fetches)
+
+    def result(self, raw) -> dict[str, np.ndarray]:
+        out = np.asarray(raw["outputs"], dtype=np.float32)
+        if self.pb.time_major and not self.static:
+            out = out.transpose(1, 0, 2)
+        d = {"outputs": np.ascontiguousarray(out)}
+        for li, st in enumerate(raw["states"]):
+            for k in ("h", "c"):
+                if k in st:
+                    d[f"state_{li}_{k}"] = np.asarray(st[k], dtype=np.float32)
+        return d
+
+    # -- train -----------------------------------------------------------------------------------------------
+    def build_train(self) -> None:
+        """A fresh graph: the same forward, loss = mean(outputs**2), AdamOptimizer.minimize."""
+        self.tg = self._build(train=True)
+
+    def start_train(self) -> None:
+        self.close()
+        self.sess = self._open(self.tg)
+        self.train_fetches = [self.tg["train_op"], self.tg["loss"]]
+
+    def train(self):
+        return self.sess.run(self.train_fetches)[1]
+
+    def close(self) -> None:
+        if self.sess is not None:
+            self.sess.close()
+            self.sess = None
