@@ -35,10 +35,41 @@ class Plan:
     experiment: str
     points: tuple[Mapping[str, Any], ...]
     variants: tuple[str, ...]
+    preset: str | None = None
 
     @property
     def n_tasks(self) -> int:
         return len(self.points) * len(self.variants)
+
+    def argv(self, *, json: bool = False, fresh: bool = False) -> list[str]:
+        """The words after ``python -m rnnlab`` that make this plan again: ``run EXP [--preset P] [--set K=V,...]
+        [--variants A,B]``. A parameter is set only where it differs from the preset's (or the default) value, in
+        the experiment's parameter order; a swept parameter lists its values."""
+        exp = experiments.get(self.experiment)
+        base = dict(exp.presets.get(self.preset, {})) if self.preset else {}
+        words = ["run", self.experiment] + (["--preset", self.preset] if self.preset else [])
+        for name in exp.params.names():
+            vals = list(dict.fromkeys(p[name] for p in self.points if name in p))
+            if not vals:
+                continue
+            ref = base.get(name, exp.params[name].default)
+            ref = list(ref) if isinstance(ref, (list, tuple)) else [ref]
+            if vals != ref:
+                words += ["--set", f"{name}=" + ",".join(_word(v) for v in vals)]
+        default = base.get("variants") or exp.default_variants
+        if list(self.variants) != list(default):
+            words += ["--variants", ",".join(self.variants)]
+        return words + (["--fresh"] if fresh else []) + (["--json"] if json else [])
+
+    def command(self, **kw) -> str:
+        """The shell command that makes this plan again (see :meth:`argv`)."""
+        import shlex
+
+        return " ".join(["python", "-m", "rnnlab"] + [shlex.quote(w) for w in self.argv(**kw)])
+
+
+def _word(v: Any) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 
 def plan(experiment: str, *, preset: str | None = None, overrides: Mapping[str, Sequence[Any] | Any] | None = None,
@@ -75,7 +106,7 @@ def plan(experiment: str, *, preset: str | None = None, overrides: Mapping[str, 
                 exp.check(p, tuple(chosen))
             else:
                 exp.check(p, tuple(chosen), available_mb=available_mb)
-    return Plan(exp.name, tuple(points), tuple(chosen))
+    return Plan(exp.name, tuple(points), tuple(chosen), preset)
 
 
 # -- environment ------------------------------------------------------------------------------------------------

@@ -1,2 +1,2 @@
-"""Judging: which record stands for a configuration (``select``), the rules (``rules``), the seeds'
+"""Judging: which record stands for a configuration (``select``), the seeds'
 claims, headline findings and the recommendation."""

@@ -63,7 +63,31 @@ def experiment_views(records: Sequence[Record]) -> tuple[list[TableView], list[C
     return tvs, cvs
 
 
+# experiment -> the page topic whose views an export of it shows (rnnlab.present.<topic>); "claims" is the Claims page
+TOPICS = {"unroll": "unrolling", "varlen": "varlen", "padding": "varlen", "seed003": "varlen", "pitfalls": "pitfalls",
+          "migrate": "migrate", "knobs": "claims", "precision": "claims", "training": "claims", "claims": "claims"}
+
+
+def topic_report(records: Sequence[Record], topic: str) -> Report | None:
+    """The page's own views as a Report, when ``rnnlab.present.<topic>`` defines ``report(records)``."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(f"rnnlab.present.{topic}")
+    except ModuleNotFoundError as e:
+        if e.name == f"rnnlab.present.{topic}":
+            return None
+        raise
+    fn = getattr(mod, "report", None)
+    return None if fn is None else fn(records)
+
+
 def build(records: Sequence[Record], *, experiment: str | None = None) -> Report:
+    """Every experiment's views (no ``experiment``), or the page views of one experiment or topic ("claims")."""
+    if experiment in TOPICS:
+        rep = topic_report(records, TOPICS[experiment])
+        if rep is not None:
+            return rep
     recs = [r for r in records if experiment is None or r.experiment == experiment]
     if not recs:
         raise RnnlabError("no stored records" + (f" for experiment {experiment!r}" if experiment else "") +
