@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
 
 
@@ -18,12 +19,17 @@ def setup_arguments(sub) -> None:
 
 def run(*, fmt: str, out: str, experiment: str | None = None, include_baseline: bool = True,
         store: Store | None = None) -> list[Path]:
+    from rnnlab import experiments, exporters
     from rnnlab.core import baseline
-    from rnnlab import exporters
     from rnnlab.present import report  # heavy imports only when exporting
 
     store = store or Store()
-    recs = baseline.combined(store, experiment=experiment) if include_baseline else store.records(experiment)
+    # a page topic that is not one experiment ("claims") reads every experiment's records
+    only = experiment if experiment is None or experiment in experiments.names() else None
+    if experiment is not None and only is None and experiment not in report.TOPICS:
+        raise RnnlabError(f"unknown experiment or page {experiment!r}; known: "
+                          f"{', '.join(dict.fromkeys([*experiments.names(), *report.TOPICS]))}")
+    recs = baseline.combined(store, experiment=only) if include_baseline else store.records(only)
     rep = report.build(recs, experiment=experiment)
     return exporters.export(rep, fmt, Path(out))
 

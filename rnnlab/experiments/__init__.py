@@ -32,6 +32,10 @@ def all_experiments() -> list[Experiment]:
     return list(_load_all().values())
 
 
+def names() -> list[str]:
+    return list(_load_all())
+
+
 def get(name: str) -> Experiment:
     exps = _load_all()
     if name not in exps:

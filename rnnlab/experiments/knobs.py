@@ -27,6 +27,7 @@ import numpy as np
 
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.params import Param, param_set
+from rnnlab.experiments import seeds
 from rnnlab.experiments.base import Experiment
 from rnnlab.experiments.unroll import check as _unroll_check
 
@@ -79,7 +80,14 @@ def check(p: dict, variants: tuple, *, available_mb: float | None = None) -> Non
     _unroll_check(p, variants, available_mb=available_mb)
 
 
-SEED_000 = {"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100, "input_dim": 64, "first_n": 50}
+
+PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "device", "repeats", "warmup",
+                   "seed", "timeout_s"],
+                   defaults={"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100,
+                             "input_dim": 64, "repeats": 20},
+                   extra=[Param("first_n", "int", 50, "static_first_n: time steps unrolled (seed 000: 50 of 100)",
+                                1, 2000)])
+SEED = seeds.for_params(seeds.SEED_000, PARAMS.names(), first_n=seeds.SEED_000_FIGURES["unstack_num"])
 
 EXPERIMENT = Experiment(
     name="knobs",
@@ -89,12 +97,7 @@ EXPERIMENT = Experiment(
             "1 / 32 / 128, swap_memory on/off, time_major on/off, and static_rnn unrolled over every step versus "
             "only the first N (the seed's tf.unstack(inputs, num=50) trick, which computes something else): "
             "speed and peak memory on this device.",
-    params=param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "device", "repeats", "warmup",
-                      "seed", "timeout_s"],
-                     defaults={"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100,
-                               "input_dim": 64, "repeats": 20},
-                     extra=[Param("first_n", "int", 50, "static_first_n: time steps unrolled (seed 000: 50 of 100)",
-                                  1, 2000)]),
+    params=PARAMS,
     variants=VARIANTS,
     worker="rnnlab.experiments.knobs:run_variant",
     reference="dynamic_default",
@@ -102,8 +105,8 @@ EXPERIMENT = Experiment(
         "quick": {"cell": "rnn", "units": 32, "layers": 1, "batch": 8, "seq_len": 20, "input_dim": 16,
                   "first_n": 10, "repeats": 5, "warmup": 1,
                   "variants": ["dynamic_default", "dynamic_pi1", "static_first_n"]},
-        "seed": dict(SEED_000),
-        "full": {**SEED_000, "cell": ["rnn", "lstm"], "seq_len": [50, 100, 200], "first_n": 50},
+        "seed": SEED,
+        "full": {**SEED, "cell": ["rnn", "lstm"], "seq_len": [50, 100, 200], "first_n": 50},
     },
     check=check,
     metrics_doc=METRICS_DOC,

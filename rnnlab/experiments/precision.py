@@ -32,6 +32,7 @@ import time
 import numpy as np
 
 from rnnlab.core.params import param_set
+from rnnlab.experiments import seeds
 from rnnlab.experiments.base import Experiment
 
 DTYPES = ("float32", "mixed_float16", "bfloat16")
@@ -76,7 +77,12 @@ METRICS_DOC = {
     "policy_float32_matmuls": "tf1_dynamic_policy: MatMul ops computing in float32 there, count",
 }
 
-SEED_000 = {"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100, "input_dim": 64}
+
+PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "device", "repeats", "warmup",
+                   "seed", "timeout_s"],
+                   defaults={"cell": "lstm", "units": 128, "layers": 1, "batch": 32, "seq_len": 100,
+                             "input_dim": 64, "repeats": 20})
+SEED = seeds.for_params(seeds.SEED_000, PARAMS.names())
 
 EXPERIMENT = Experiment(
     name="precision",
@@ -85,10 +91,7 @@ EXPERIMENT = Experiment(
     summary="The same RNN in float32, mixed_float16 and bfloat16 through the Keras 3 layers, keras RNN(cell) and "
             "TF1 dynamic_rnn (cast-based), plus seed 000's 'set a global mixed_float16 policy and dynamic_rnn "
             "supports it automatically': speed, memory, and numeric drift against float32 on identical weights.",
-    params=param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "device", "repeats", "warmup",
-                      "seed", "timeout_s"],
-                     defaults={"cell": "lstm", "units": 128, "layers": 1, "batch": 32, "seq_len": 100,
-                               "input_dim": 64, "repeats": 20}),
+    params=PARAMS,
     variants=VARIANTS,
     worker="rnnlab.experiments.precision:run_variant",
     reference="keras_float32",
@@ -96,7 +99,7 @@ EXPERIMENT = Experiment(
         "quick": {"cell": "lstm", "units": 32, "layers": 1, "batch": 8, "seq_len": 20, "input_dim": 16,
                   "repeats": 5, "warmup": 1,
                   "variants": ["keras_float32", "keras_mixed_float16", "tf1_dynamic_policy"]},
-        "seed": dict(SEED_000),
+        "seed": SEED,
         "full": {"cell": ["rnn", "lstm", "gru"], "units": 128, "layers": 1, "batch": 32, "seq_len": [50, 100],
                  "input_dim": 64},
     },

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.params import param_set
 from rnnlab.tf.variants import REFERENCE, VARIANTS
+from rnnlab.experiments import seeds
 from rnnlab.experiments.base import Experiment
 
 _GATES = {"rnn": 1, "lstm": 4, "gru": 3}
@@ -39,8 +40,10 @@ def check(p: dict, variants: tuple, *, available_mb: float | None = None) -> Non
             f" {available_mb:,.0f} MB available here; reduce batch, seq_len, units or layers")
 
 
-SEED_000 = {"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100, "input_dim": 64,
-            "dtype": "float32"}
+
+PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "dtype", "lengths", "time_major",
+                    "parallel_iterations", "swap_memory", "device", "repeats", "warmup", "seed", "timeout_s"])
+SEED = seeds.for_params(seeds.SEED_000, PARAMS.names())
 
 EXPERIMENT = Experiment(
     name="unroll",
@@ -48,16 +51,15 @@ EXPERIMENT = Experiment(
     title="Static vs dynamic unrolling",
     summary="Every way TensorFlow can unroll an RNN, at one configuration: build time, graph size, first call, "
             "forward and training step, peak memory, numeric agreement.",
-    params=param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "dtype", "lengths", "time_major",
-                      "parallel_iterations", "swap_memory", "device", "repeats", "warmup", "seed", "timeout_s"]),
+    params=PARAMS,
     variants=tuple(VARIANTS),
     worker="rnnlab.tf.measure:run_variant",
     reference=REFERENCE,
     presets={
         "quick": {"cell": "rnn", "units": 32, "layers": 1, "batch": 8, "seq_len": 20, "input_dim": 16, "repeats": 5,
                   "warmup": 1, "variants": ["tf1_static", "tf1_dynamic", "tf2_while", "keras"]},
-        "seed": dict(SEED_000),
-        "full": {**SEED_000, "cell": ["rnn", "lstm", "gru"], "seq_len": [25, 50, 100, 200, 400], "repeats": 20,
+        "seed": SEED,
+        "full": {**SEED, "cell": ["rnn", "lstm", "gru"], "seq_len": [25, 50, 100, 200, 400], "repeats": 20,
                  "variants": ["tf1_static", "tf1_dynamic", "tf2_unrolled", "tf2_while", "keras", "keras_unroll",
                               "keras_cell"]},
     },
