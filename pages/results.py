@@ -1,22 +1,15 @@
 """Results: every record (this machine's store and the bundled ones), filter, delete, download, import."""
 
-import csv
 import hashlib
-import io
-import json
 
-import pandas as pd
 import streamlit as st
 
 import ui
-from rnnlab.engine import api
-from rnnlab.present import tables
-from rnnlab.core.errors import RnnlabError
+from rnnlab.present import results as R
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
 
 P = "results."
-SOURCES = {"local": "this machine", "imported": "imported", "baseline": "bundled (read-only)"}
 
 st.title("Results")
 st.caption("Every record: measured in this machine's store, imported from another machine, or bundled with rnnlab. "
@@ -31,12 +24,13 @@ with st.expander("Import a results file", icon=":material/upload_file:"):
     if up is not None:
         done = st.session_state.setdefault(P + "imported", {})
         if up.file_id not in done:  # import once per uploaded file, not on every rerun
-            try:
-                n = api.import_file(up.getvalue(), name=up.name, store=ui.store())
+            ok, n = R.import_upload(up.getvalue(), name=up.name, store=ui.store())
+            if ok:
                 done[up.file_id] = ("ok", f"Imported {n} record{'s' if n != 1 else ''} from {ui.md_escape(up.name)}.")
-            except RnnlabError as e:
-                done[up.file_id] = ("error", f"Nothing imported: {ui.md_escape(e)}. Check that it is an rnnlab results file "
-                                             "(JSON or JSONL written by `python -m rnnlab results --format json`).")
+            else:
+                done[up.file_id] = ("error", f"Nothing imported: {ui.md_escape(n)}. Check that it is an rnnlab "
+                                             "results file (JSON or JSONL written by `python -m rnnlab results "
+                                             "--format json`).")
         kind, msg = done[up.file_id]
         (st.success if kind == "ok" else st.error)(msg, icon=":material/check_circle:" if kind == "ok"
                                                    else ":material/error:")
@@ -45,38 +39,21 @@ records = []
 with ui.guard("Reading the stored results"):
     records = ui.records()
 if not records:
-    ui.how_to_get("python -m rnnlab run unroll --preset quick", page="unrolling")
+    ui.how_to_get(R.first_command(), page="unrolling")
     st.stop()
 
-rows = tables.results_rows(records)
-df = pd.DataFrame(rows)
-df["source"] = df["source"].map(lambda s: SOURCES.get(s, s))
-df["date"] = df["created_at"].str.replace("T", " ").str.slice(0, 16)  # "2026-12-02 15:38" (UTC)
-by_key = {r.key + "|" + r.source: r for r in records}
-df["_id"] = [r.key + "|" + r.source for r in records]
+df = R.frame(records)
+by_key = {R.record_id(r): r for r in records}
 
 # -- filters -------------------------------------------------------------------------------------------------------
 f = st.columns([2, 3, 2, 3])
 exps = f[0].multiselect("experiment", sorted(df["experiment"].unique()), key=P + "experiment",
                         placeholder="all experiments")
 variants = f[1].multiselect("variant", sorted(df["variant"].unique()), key=P + "variant", placeholder="all variants")
-sources = f[2].multiselect("source", [SOURCES[s] for s in SOURCES if SOURCES[s] in set(df["source"])],
-                           key=P + "source", placeholder="all sources")
+sources = f[2].multiselect("source", R.source_choices(df), key=P + "source", placeholder="all sources")
 text = f[3].text_input("contains", key=P + "text", placeholder="config, device, machine, status…",
                        help="case-insensitive, in the config, device, machine and status columns")
-mask = pd.Series(True, index=df.index)
-if exps:
-    mask &= df["experiment"].isin(exps)
-if variants:
-    mask &= df["variant"].isin(variants)
-if sources:
-    mask &= df["source"].isin(sources)
-if text.strip():
-    t = text.strip().lower()
-    hay = (df["config"].astype(str) + " " + df["device"].astype(str) + " " + df["machine"].astype(str) + " "
-           + df["status"].astype(str)).str.lower()
-    mask &= hay.str.contains(t, regex=False)
-shown = df[mask].sort_values("created_at", ascending=False).reset_index(drop=True)
+shown = R.filtered(df, experiments=exps, variants=variants, sources=sources, text=text)
 
 st.caption(f"{len(shown)} of {len(df)} records; select rows with the boxes on the left.")
 # The selection is by row position: a key that changes with the rows shown drops a selection that would now point
@@ -118,17 +95,10 @@ a[3].caption((f"{bundled} bundled record{'s' if bundled != 1 else ''} selected: 
               if bundled else "") + "CSV and JSON hold the records the filters show.")
 
 sel_recs = [by_key[k] for k in shown["_id"]]
-buf = io.StringIO()
-out_rows = tables.results_rows(sel_recs)
-if out_rows:
-    w = csv.DictWriter(buf, fieldnames=list(out_rows[0]))
-    w.writeheader()
-    w.writerows(out_rows)
-a[1].download_button("CSV", buf.getvalue().encode(), file_name="rnnlab-results.csv", mime="text/csv",
-                     key=P + "csv", on_click="ignore", icon=":material/download:", disabled=not out_rows,
+csv_data = R.csv_bytes(sel_recs)
+a[1].download_button("CSV", csv_data, file_name="rnnlab-results.csv", mime="text/csv",
+                     key=P + "csv", on_click="ignore", icon=":material/download:", disabled=not csv_data,
                      help="the rows the filters show, one per record")
-a[2].download_button("JSON", json.dumps([r.to_dict(with_transient=False) | {"source": r.source} for r in sel_recs],
-                                        indent=1).encode(),
-                     file_name="rnnlab-results.json", mime="application/json", key=P + "json", on_click="ignore",
-                     icon=":material/download:", disabled=not sel_recs,
+a[2].download_button("JSON", R.json_bytes(sel_recs), file_name="rnnlab-results.json", mime="application/json",
+                     key=P + "json", on_click="ignore", icon=":material/download:", disabled=not sel_recs,
                      help="the full records the filters show; importable here or with `python -m rnnlab import`")

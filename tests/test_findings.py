@@ -48,6 +48,43 @@ def test_wording_of_faster_slower_and_equal():
     assert findings.compare(1.02) == "about as fast"
 
 
+def test_about_as_fast_is_the_judging_margin():
+    from rnnlab.core import rules
+
+    inside, outside = 1 + rules.MARGIN * 0.8, 1 + rules.MARGIN * 1.2
+    assert findings.compare(inside) == "about as fast" and findings.compare(1 / inside) == "about as fast"
+    assert findings.compare(outside) == f"{outside:.2f}x slower"
+    (f,) = findings.pair_finding(pair(static_fwd=15.5), "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn")
+    assert "runs a forward step about as fast as dynamic_rnn" in f.headline
+
+
+def test_every_card_quotes_the_seed_configuration_not_the_newest_run():
+    newer = [r.with_(params={**r.params, "units": 64}, created_at="2026-06-01T00:00:00Z") for r in
+             pair(static_build=9.0) + [rec("tf2_while", fwd_ms=20.0, train_ms=40.0),
+                                        rec("tf2_while+xla", fwd_ms=10.0, train_ms=20.0)]]
+    recs = pair() + [rec("tf2_while", fwd_ms=20.0, train_ms=40.0), rec("tf2_while+xla", fwd_ms=5.0, train_ms=10.0)]
+    found = [f for _, fs in findings.answer(newer + recs) for f in fs]
+    assert found and all(f.query["units"] == "128" for f in found)
+    (x,) = findings.xla(newer + recs)
+    assert x.numbers["ratio"] == pytest.approx(0.25)
+
+
+def test_question_commands_are_plan_commands():
+    import shlex
+
+    from rnnlab.engine import api
+
+    for q in findings.QUESTIONS:
+        words = shlex.split(q.how)[3:]
+        assert words[:2] == ["run", "unroll"]
+        args = dict(zip(words[2::2], words[3::2]))
+        p = api.plan("unroll", preset=args.get("--preset"),
+                     overrides=experiments.get("unroll").params.parse_assignments(
+                         [v for k, v in zip(words[2::2], words[3::2]) if k == "--set"]),
+                     variants=args["--variants"].split(",") if "--variants" in args else None)
+        assert p.command() == q.how  # what the question says to run is what the plan runs
+
+
 def test_bundled_results_are_labelled_with_their_machine():
     (f,) = findings.pair_finding(pair(source="baseline"), "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn")
     assert f.headline.startswith("On the bundled results' CPU (Test CPU, 2 cores),")

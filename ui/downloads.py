@@ -13,7 +13,7 @@ import streamlit as st
 
 from rnnlab.judge import select
 from rnnlab import exporters
-from rnnlab.present import report as report_mod, tables
+from rnnlab.present import report as report_mod
 from rnnlab.exporters.base import slug
 from rnnlab.core.record import Record
 from rnnlab.core.views import ChartView, Report, TableView

@@ -1,23 +1,28 @@
 """The sidebar every page shares: this machine's environment and where the shown results come from.
 
 Never starts a worker or imports TensorFlow: versions come from package metadata (``envinfo.static_env``), the
-device and matmul rate from a probe only if one is already cached in the store.
+device and matmul rate from a probe only if one is already cached in the store. The rate is
+``select.matmul_rate`` of the environment a run here records (``api.known_env``): the number every chart of this
+machine's records quotes.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from types import SimpleNamespace
+
 from rnnlab.core import baseline, envinfo
-from rnnlab.engine import api
 from rnnlab.core.errors import RnnlabError
+from rnnlab.engine import api
+from rnnlab.judge import select
+from rnnlab.present.tables import rate_text
 
 from .common import store
 
 
 def _device_line(static: dict, s) -> tuple[str, str | None]:
     gpu_probe = api.cached_probe(s, "GPU") if static["gpu_hint"] else None
-    cpu_probe = api.cached_probe(s, "CPU")
     gpus = (gpu_probe or {}).get("gpus") or []
     if gpus:
         device = f"GPU: {gpus[0]}" + (f" (+{len(gpus) - 1} more)" if len(gpus) > 1 else "")
@@ -25,8 +30,10 @@ def _device_line(static: dict, s) -> tuple[str, str | None]:
         device = "CPU, or a GPU not probed yet (the first run probes it)"
     else:
         device = "CPU"
-    rate = (cpu_probe or {}).get("matmul_gflops")
-    return device, (f"matmul rate {float(rate):,.0f} GFLOP/s (measured here)" if rate else None)
+    env = api.known_env(s, "auto")
+    # select.matmul_rate reads a record's env; this is the env a run here would record
+    rate = select.matmul_rate(SimpleNamespace(env=env)) if env else None
+    return device, (f"matmul rate {rate_text(rate)} (this machine's probe)" if rate else None)
 
 
 def render() -> None:
@@ -49,12 +56,12 @@ def render() -> None:
         st.markdown("**Results shown**")
         bundled = baseline.load()
         parts = []
-        parts.append(f"This machine's store: {n_local} record{'s' if n_local != 1 else ''} (measured here or "
-                     "imported)")
+        parts.append(f"This machine's store: {n_local} record{'s' if n_local != 1 else ''} (its own runs and "
+                     "imports)")
         if bundled:
             machines = sorted({r.machine for r in bundled})
-            parts.append(f"Bundled (read-only): {len(bundled)} records from {'; '.join(machines)}, shown where this "
-                         "machine has none")
+            parts.append(f"Bundled (read-only): {len(bundled)} records from {'; '.join(machines)}, another "
+                         "machine's, shown where this store has none")
         else:
             parts.append("No bundled results in this checkout")
         st.caption("  \n".join(parts))

@@ -12,6 +12,7 @@ import time
 
 from rnnlab.engine import api
 from rnnlab import experiments
+from rnnlab.judge import select
 from rnnlab.present import tables
 from rnnlab.core.format import fmt_seconds
 from rnnlab.engine.runner import Progress
@@ -74,11 +75,12 @@ def main(args) -> int:
         print(json.dumps([r.to_dict() for r in records], indent=1))
     else:
         exp = experiments.get(args.experiment)
-        for group in tables.group_by_config(records, ignore=()).values():
+        for group in select.groups(records):  # one table per configuration (and machine)
+            recs = list(group.records.values())
             if exp.reference:
-                view = tables.comparison(group, reference=exp.reference)
+                view = tables.comparison(recs, reference=exp.reference)
             else:
-                view = tables.generic(group, title=f"{exp.name}: {group[0].params.get('cell', '')}")
+                view = tables.generic(recs, title=f"{exp.name}: {recs[0].params.get('cell', '')}")
             print(tables.text_table(view))
             print()
     failed = sum(1 for r in records if not r.ok)

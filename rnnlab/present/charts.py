@@ -1,4 +1,11 @@
-"""Pure functions from records to Altair charts (data inlined, so a chart can be exported as it is)."""
+"""Pure functions from records to Altair charts (data inlined, so a chart can be exported as it is).
+
+One look everywhere (``rnnlab.present.style``): a variant has its own colour in every chart whatever else is
+selected; the source of a mark is encoded too (bars: the outline's dash; sweep lines: the dash and the point
+shape), with a legend. Records are never joined across machines (``rnnlab.judge.select.machine_key``): a sweep has
+one line per (variant, machine), and a bar chart that holds one variant from two machines names the machine on its
+bar. The matmul rate a chart quotes is ``select.matmul_rate``, the number the sidebar shows.
+"""
 
 from __future__ import annotations
 
@@ -10,21 +17,61 @@ import pandas as pd
 from rnnlab.core import format as fmt
 from rnnlab.core.record import Record
 from rnnlab.experiments import variant_label
+from rnnlab.judge import select
+from rnnlab.present import style
+from rnnlab.present.tables import machine_labels, rate_text
 
 _W = 520
+_PARAMS = ("cell", "seq_len", "batch", "units", "layers")
 
 
 def _frame(records: Sequence[Record], metrics: Sequence[str]) -> pd.DataFrame:
+    """One row per successful record: variant, its label, key params, ``metrics``; its source and machine; ``bar``:
+    the variant, or "variant (machine)" when the records hold a variant from more than one machine."""
+    recs = [r for r in records if r.ok]
+    labels = machine_labels(recs)
+    counts: dict[str, int] = {}
+    for r in recs:
+        counts[r.variant] = counts.get(r.variant, 0) + 1
     rows = []
-    for r in records:
-        if not r.ok:
-            continue
-        row = {"variant": r.variant, "what runs": variant_label(r.experiment, r.variant)}
-        row.update({k: r.params.get(k) for k in ("cell", "seq_len", "batch", "units", "layers")})
+    for r in recs:
+        mk = select.machine_key(r)
+        row = {"variant": r.variant, "what runs": variant_label(r.experiment, r.variant),
+               "bar": r.variant if counts[r.variant] == 1 else f"{r.variant} ({labels[mk]})",
+               "source": style.SOURCE_WORDS.get(r.source, r.source), "machine": labels[mk], "key": r.key}
+        row.update({k: r.params.get(k) for k in _PARAMS})
         for m in metrics:
             row[m] = r.metrics.get(m)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _color(df: pd.DataFrame, legend: bool = False) -> alt.Color:
+    return alt.Color("variant:N", scale=style.color_scale(df["variant"]), title="variant",
+                     legend=alt.Legend() if legend else None)
+
+
+def _sources(df: pd.DataFrame) -> list[str]:
+    """The record sources present, as ``style`` keys ("local", "baseline", ...), for its scales."""
+    back = {w: s for s, w in style.SOURCE_WORDS.items()}
+    return [back.get(w, w) for w in dict.fromkeys(df["source"])]
+
+
+def _dash(df: pd.DataFrame) -> alt.StrokeDash:
+    return alt.StrokeDash("source:N", scale=style.dash_scale(_sources(df)), title="source",
+                          legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2))
+
+
+def _sort(x: str, order: str) -> alt.EncodingSortField:
+    return alt.EncodingSortField(field=x, op="min", order=order)
+
+
+def _bars(df: pd.DataFrame, x: str, x_title: str, *, order: str = "descending", tooltip: Sequence = ()
+          ) -> alt.Chart:
+    """Horizontal bars, one per ``bar``: the variant's colour, the source as the outline's dash (legend)."""
+    return alt.Chart(df).mark_bar(stroke="#333333", strokeWidth=1.2).encode(
+        y=alt.Y("bar:N", sort=_sort(x, order), title=None), x=alt.X(f"{x}:Q", title=x_title), color=_color(df),
+        strokeDash=_dash(df), tooltip=["variant", "what runs", "source", "machine", *tooltip])
 
 
 def step_time(records: Sequence[Record], metric: str = "fwd_ms") -> alt.Chart | None:
@@ -35,29 +82,23 @@ def step_time(records: Sequence[Record], metric: str = "fwd_ms") -> alt.Chart | 
         return None
     df = df.dropna(subset=[metric])
     title = fmt.label(metric)
-    base = alt.Chart(df).encode(y=alt.Y("variant:N", sort="x", title=None))
-    bars = base.mark_bar().encode(
-        x=alt.X(f"{metric}:Q", title=f"{title}: median, whiskers p25-p75"),
-        color=alt.Color("variant:N", legend=None),
-        tooltip=["variant", "what runs", alt.Tooltip(f"{metric}:Q", format=".3g"),
-                 alt.Tooltip(f"{lo}:Q", format=".3g"), alt.Tooltip(f"{hi}:Q", format=".3g")])
-    whiskers = base.mark_rule(color="black").encode(x=f"{lo}:Q", x2=f"{hi}:Q")
+    bars = _bars(df, metric, f"{title}: median, whiskers p25-p75", order="ascending",
+                 tooltip=[alt.Tooltip(f"{metric}:Q", format=".3g"), alt.Tooltip(f"{lo}:Q", format=".3g"),
+                          alt.Tooltip(f"{hi}:Q", format=".3g")])
+    whiskers = alt.Chart(df).mark_rule(color="black").encode(
+        y=alt.Y("bar:N", sort=_sort(metric, "ascending"), title=None), x=f"{lo}:Q", x2=f"{hi}:Q")
     return (bars + whiskers).properties(width=_W, title=title)
 
 
-def build_and_graph(records: Sequence[Record]) -> alt.Chart | None:
+def build_and_graph(records: Sequence[Record]) -> alt.HConcatChart | None:
     df = _frame(records, ["build_s", "graph_nodes", "first_call_s"])
     if df.empty or df["build_s"].isna().all():
         return None
-    b = alt.Chart(df).mark_bar().encode(
-        y=alt.Y("variant:N", sort="-x", title=None), x=alt.X("build_s:Q", title="build / trace (s)"),
-        color=alt.Color("variant:N", legend=None),
-        tooltip=["variant", alt.Tooltip("build_s:Q", format=".3g"), alt.Tooltip("first_call_s:Q", format=".3g")],
-    ).properties(width=_W // 2, title="Build / trace time")
-    g = alt.Chart(df.dropna(subset=["graph_nodes"])).mark_bar().encode(
-        y=alt.Y("variant:N", sort="-x", title=None), x=alt.X("graph_nodes:Q", title="graph nodes"),
-        color=alt.Color("variant:N", legend=None), tooltip=["variant", "graph_nodes"],
-    ).properties(width=_W // 2, title="Graph size (nodes, incl. loop bodies)")
+    b = _bars(df.dropna(subset=["build_s"]), "build_s", "build / trace (s)",
+              tooltip=[alt.Tooltip("build_s:Q", format=".3g"), alt.Tooltip("first_call_s:Q", format=".3g")]
+              ).properties(width=_W // 2, title="Build / trace time")
+    g = _bars(df.dropna(subset=["graph_nodes"]), "graph_nodes", "graph nodes", tooltip=["graph_nodes"]
+              ).properties(width=_W // 2, title="Graph size (nodes, incl. loop bodies)")
     return alt.hconcat(b, g)
 
 
@@ -65,41 +106,71 @@ def memory(records: Sequence[Record]) -> alt.Chart | None:
     df = _frame(records, ["peak_mem_mb"])
     if df.empty or df["peak_mem_mb"].isna().all():
         return None
-    return alt.Chart(df).mark_bar().encode(
-        y=alt.Y("variant:N", sort="-x", title=None), x=alt.X("peak_mem_mb:Q", title="peak memory (MB)"),
-        color=alt.Color("variant:N", legend=None),
-        tooltip=["variant", alt.Tooltip("peak_mem_mb:Q", format=".3g")],
-    ).properties(width=_W, title="Peak memory per variant (own process)")
+    return _bars(df.dropna(subset=["peak_mem_mb"]), "peak_mem_mb", "peak memory (MB)",
+                 tooltip=[alt.Tooltip("peak_mem_mb:Q", format=".3g")]
+                 ).properties(width=_W, title="Peak memory per variant (own process)")
+
+
+def matmul_rates(records: Sequence[Record]) -> dict[str, float]:
+    """machine label -> the machine's matmul rate (``select.matmul_rate``) for the successful ``records``."""
+    recs = [r for r in records if r.ok]
+    labels = machine_labels(recs)
+    out: dict[str, float] = {}
+    for r in recs:
+        rate = select.matmul_rate(r)
+        if rate is not None:
+            out.setdefault(labels[select.machine_key(r)], rate)
+    return out
 
 
 def gflops(records: Sequence[Record]) -> alt.Chart | None:
-    """Achieved GFLOP/s per variant against the device's measured matmul rate (a dashed rule)."""
+    """Achieved GFLOP/s per variant against the machine's matmul rate (a dashed rule per machine): the rate of
+    ``select.matmul_rate``, the number the sidebar shows for this machine."""
     df = _frame(records, ["gflops", "roofline_frac"])
     if df.empty or df["gflops"].isna().all():
         return None
-    rates = sorted(float(r.details.get("matmul_gflops") or r.env.get("matmul_gflops") or 0) for r in records if r.ok)
-    rates = [x for x in rates if x > 0]
-    rate = rates[len(rates) // 2] if rates else None  # median of the rates the workers measured
-    bars = alt.Chart(df).mark_bar().encode(
-        y=alt.Y("variant:N", sort="-x", title=None), x=alt.X("gflops:Q", title="achieved GFLOP/s (forward)"),
-        color=alt.Color("variant:N", legend=None),
-        tooltip=["variant", alt.Tooltip("gflops:Q", format=".3g"), alt.Tooltip("roofline_frac:Q", format=".1%")])
-    title = "Achieved GFLOP/s" + (f" vs matmul rate {rate:,.0f} GFLOP/s (dashed)" if rate else "")
+    bars = _bars(df.dropna(subset=["gflops"]), "gflops", "achieved GFLOP/s (forward)",
+                 tooltip=[alt.Tooltip("gflops:Q", format=".3g"), alt.Tooltip("roofline_frac:Q", format=".1%")])
+    rates = matmul_rates(records)
+    if len(rates) == 1:
+        title = f"Achieved GFLOP/s vs matmul rate {rate_text(next(iter(rates.values())))} (dashed)"
+    elif rates:
+        title = "Achieved GFLOP/s vs each machine's matmul rate (dashed)"
+    else:
+        title = "Achieved GFLOP/s"
     chart = bars
-    if rate:
-        rule = alt.Chart(pd.DataFrame({"rate": [rate]})).mark_rule(strokeDash=[6, 4], color="red").encode(x="rate:Q")
+    if rates:
+        rdf = pd.DataFrame({"rate": list(rates.values()), "machine": list(rates)})
+        rule = alt.Chart(rdf).mark_rule(strokeDash=[6, 4], color="red").encode(
+            x="rate:Q", tooltip=["machine", alt.Tooltip("rate:Q", format=",.0f", title="matmul GFLOP/s")])
         chart = bars + rule
     return chart.properties(width=_W, title=title)
 
 
 def sweep(records: Sequence[Record], *, x: str = "seq_len", metric: str = "fwd_ms", log: bool = True
-          ) -> alt.Chart | None:
-    """Cost against a swept parameter, one line per variant (log axes where it helps)."""
-    df = _frame(records, [metric])
-    if df.empty or x not in df or df[x].nunique() < 2 or df[metric].isna().all():
+          ) -> alt.LayerChart | None:
+    """Cost against a swept parameter: one line per variant and machine (``select.series``), so no line runs
+    through two machines' points; the variant's colour, the source as dash and point shape (legend)."""
+    recs = [r for r in records if r.ok and x in r.params and r.metrics.get(metric) is not None]
+    series = select.series(recs, x)
+    labels = machine_labels(recs)
+    configs = {select.config_key(g.config) for g in series}
+    rows = []
+    for g in series:
+        where = labels[g.machine] + (f", {fmt.fmt_params(dict(g.config))}" if len(configs) > 1 else "")
+        for r in g.records.values():
+            rows.append({"variant": r.variant, "what runs": variant_label(r.experiment, r.variant),
+                         "line": f"{r.variant} · {where}", "source": style.SOURCE_WORDS.get(r.source, r.source),
+                         "machine": labels[g.machine], "key": r.key, x: r.params[x], metric: r.metrics[metric]})
+    df = pd.DataFrame(rows)
+    if df.empty or df[x].nunique() < 2:
         return None
     scale = alt.Scale(type="log") if log else alt.Scale()
-    return alt.Chart(df.dropna(subset=[metric])).mark_line(point=True).encode(
+    base = alt.Chart(df).encode(
         x=alt.X(f"{x}:Q", scale=scale, title=x), y=alt.Y(f"{metric}:Q", scale=scale, title=fmt.label(metric)),
-        color=alt.Color("variant:N"), tooltip=["variant", x, alt.Tooltip(f"{metric}:Q", format=".3g")],
-    ).properties(width=_W, title=f"{fmt.label(metric)} against {x}")
+        color=_color(df, legend=True), detail="line:N",
+        tooltip=["variant", "machine", "source", x, alt.Tooltip(f"{metric}:Q", format=".3g")])
+    lines = base.mark_line().encode(strokeDash=_dash(df))
+    points = base.mark_point(filled=True, size=45).encode(
+        shape=alt.Shape("source:N", scale=style.shape_scale(_sources(df)), title="source"))
+    return (lines + points).properties(width=_W, title=f"{fmt.label(metric)} against {x}")

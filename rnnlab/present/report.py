@@ -31,33 +31,61 @@ def chart_view(chart, title: str, caption: str, records: Sequence[Record]) -> Ch
     return ChartView(title=title, caption=caption, spec=chart.to_dict(), provenance=select.provenance(records))
 
 
+def config_title(exp_title: str, group: select.Group, groups: Sequence[select.Group]) -> str:
+    """"<experiment>: <configuration>", plus whose machine when another group has the same configuration."""
+    title = f"{exp_title}: {fmt_params(dict(group.config))}"
+    twins = [g for g in groups if g.experiment == group.experiment and g.config == group.config]
+    if len(twins) > 1:
+        labels = tables.machine_labels([next(iter(g.records.values())) for g in twins])
+        title += f" ({labels[group.machine]})"
+    return title
+
+
+def group_charts(records: Sequence[Record], caption: str) -> list[ChartView]:
+    """The charts of one configuration's records: step times, build and graph, memory, GFLOP/s."""
+    ok = [r for r in records if r.ok]
+    out = []
+    for c, t in ((charts.step_time(ok, "fwd_ms"), "Forward step time"),
+                 (charts.step_time(ok, "train_ms"), "Training step time"),
+                 (charts.build_and_graph(ok), "Build time and graph size"),
+                 (charts.memory(ok), "Peak memory"), (charts.gflops(ok), "Achieved GFLOP/s")):
+        v = chart_view(c, t, caption, ok)
+        if v:
+            out.append(v)
+    return out
+
+
+def sweep_sets(records: Sequence[Record], x: str = "seq_len") -> list[list[Record]]:
+    """Records of one configuration with ``x`` free, every machine's (a sweep chart draws a line per machine)."""
+    by: dict[str, list[Record]] = {}
+    for g in select.series(records, x):
+        by.setdefault(select.config_key(dict(g.config)), []).extend(g.records.values())
+    return [recs for recs in by.values() if len({r.params[x] for r in recs}) >= 2]
+
+
 def experiment_views(records: Sequence[Record]) -> tuple[list[TableView], list[ChartView]]:
-    """Tables and charts for one experiment's records: one comparison per configuration, sweeps where swept."""
+    """Tables and charts for one experiment's records: one comparison per configuration and machine
+    (``select.groups``), sweeps where swept (a line per variant and machine)."""
     if not records:
         return [], []
     exp = experiments.get(records[0].experiment)
     tvs: list[TableView] = []
     cvs: list[ChartView] = []
-    for group in tables.group_by_config(records).values():
-        cap = f"{fmt_params(dict(group[0].params))}; {select.source_note(group)}"
+    groups = select.groups(records)
+    for group in groups:
+        recs = list(group.records.values())
+        title = config_title(exp.title, group, groups)
         if exp.reference:
-            tvs.append(tables.comparison(group, reference=exp.reference,
-                                         title=f"{exp.title}: {fmt_params(dict(group[0].params))}"))
+            tvs.append(tables.comparison(recs, reference=exp.reference, title=title))
         else:
-            tvs.append(tables.generic(group, title=f"{exp.title}: {fmt_params(dict(group[0].params))}"))
-        for c, t in ((charts.step_time(group, "fwd_ms"), "Forward step time"),
-                     (charts.step_time(group, "train_ms"), "Training step time"),
-                     (charts.build_and_graph(group), "Build time and graph size"),
-                     (charts.memory(group), "Peak memory"), (charts.gflops(group), "Achieved GFLOP/s")):
-            v = chart_view(c, t, cap, group)
-            if v:
-                cvs.append(v)
-    for ignore in ("seq_len",):
-        for group in tables.group_by_config(records, ignore=(ignore,)).values():
+            tvs.append(tables.generic(recs, title=title))
+        cvs += group_charts(recs, f"{fmt_params(dict(group.config))}; {group.note()}")
+    for x in ("seq_len",):
+        for recs in sweep_sets(records, x):
             for metric in ("fwd_ms", "train_ms", "build_s"):
-                v = chart_view(charts.sweep(group, x=ignore, metric=metric), f"Scaling with {ignore}",
-                               f"{fmt_params({k: v for k, v in group[0].params.items() if k != ignore})}; "
-                               f"{select.source_note(group)}", group)
+                cfg = {k: v for k, v in recs[0].params.items() if k != x}
+                v = chart_view(charts.sweep(recs, x=x, metric=metric), f"Scaling with {x}",
+                               f"{fmt_params(cfg)}; {select.source_note(recs)}", recs)
                 if v:
                     cvs.append(v)
     return tvs, cvs

@@ -1,6 +1,8 @@
 """Pure functions from records to tables: what the app shows, what the CLI prints, what the exports save.
 
-Every number is formatted by ``rnnlab.core.format``; the raw values travel alongside for CSV/JSON.
+Every number is formatted by ``rnnlab.core.format``; the raw values travel alongside for CSV/JSON. Which records
+belong together is ``rnnlab.judge.select``'s call (``select.groups``); a ratio is only ever taken between two records
+of one machine (``select.machine_key``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from rnnlab.core import format as fmt
 from rnnlab.core.record import Record
 from rnnlab.experiments import variant_label
 from rnnlab.core.views import TableView
+from rnnlab.judge import select
 from rnnlab.judge.select import provenance, source_note
 
 # The comparison table's metric columns, in order
@@ -22,12 +25,37 @@ RATIO_METRICS = (("fwd_ms", "forward vs ref"), ("train_ms", "train vs ref"), ("b
 
 
 def ratio(rec: Record, ref: Record | None, metric: str) -> float | None:
-    if ref is None or not rec.ok or not ref.ok:
+    """``rec``'s metric over ``ref``'s; None when either is missing or failed, or they come from two machines."""
+    if ref is None or not rec.ok or not ref.ok or select.machine_key(rec) != select.machine_key(ref):
         return None
     a, b = rec.metrics.get(metric), ref.metrics.get(metric)
     if a is None or b is None or b == 0:
         return None
     return a / b
+
+
+def rate_text(rate: float) -> str:
+    """A matmul rate as chart titles, tables and the sidebar write it: "307 GFLOP/s"."""
+    return f"{rate:,.0f} GFLOP/s"
+
+
+def machine_labels(records: Sequence[Record]) -> dict[str, str]:
+    """machine_key -> a short name, unique among ``records``: "this machine", "bundled from <machine>", with the
+    TensorFlow version and matmul rate added where two machines would otherwise read the same."""
+    first: dict[str, Record] = {}
+    for r in records:
+        first.setdefault(select.machine_key(r), r)
+    labels = {k: select.origin(r) for k, r in first.items()}
+    if len(set(labels.values())) < len(labels):
+        for k, r in first.items():
+            rate = select.matmul_rate(r)
+            labels[k] = f"{select.origin(r)}, TF {r.env.get('tf') or '?'}" + (f", {rate_text(rate)}" if rate else "")
+    if len(set(labels.values())) < len(labels):
+        seen: dict[str, int] = {}
+        for k in labels:
+            n = seen[labels[k]] = seen.get(labels[k], 0) + 1
+            labels[k] += f" #{n}"
+    return labels
 
 
 def _metric_order(recs: Sequence[Record]) -> list[str]:
@@ -45,29 +73,46 @@ def comparison(records: Sequence[Record], *, reference: str = "tf1_dynamic",
                metrics: Sequence[str] | None = None, title: str | None = None) -> TableView:
     """One row per variant of one configuration; every metric in human units; ratios to ``reference``.
 
-    Failed variants keep their row, with the reason in the "error" column.
+    A row's ratios are against the reference measured on the row's own machine (``select.machine_key``), never
+    another's: a row whose machine has no reference record gets "–". When the records come from more than one
+    machine a "measured on" column says whose each row is. Failed variants keep their row, with the reason in the
+    "error" column.
     """
     recs = list(records)
-    ref = next((r for r in recs if r.variant == reference), None)
+    refs: dict[str, Record] = {}
+    for r in recs:
+        if r.variant == reference and r.ok:
+            refs.setdefault(select.machine_key(r), r)
     metrics = _metric_order(recs) if metrics is None else metrics
     present = [m for m in metrics if any(m in r.metrics for r in recs)]
-    ratios = [(m, lab) for m, lab in RATIO_METRICS if m in present] if ref is not None and ref.ok else []
-    columns = ["variant", "what runs"] + [fmt.label(m) for m in present] + \
+    ratios = [(m, lab) for m, lab in RATIO_METRICS if m in present] if refs else []
+    machines = {select.machine_key(r) for r in recs}
+    mixed = len(machines) > 1
+    labels = machine_labels(recs)
+    columns = ["variant", "what runs"] + (["measured on"] if mixed else []) + [fmt.label(m) for m in present] + \
               [lab.replace("ref", reference) for _, lab in ratios] + ["error"]
     rows, raw = [], []
     for r in recs:
         vals = [r.metrics.get(m) for m in present]
+        ref = refs.get(select.machine_key(r))
         rats = [ratio(r, ref, m) for m, _ in ratios]
-        rows.append([r.variant, variant_label(r.experiment, r.variant)] + [fmt.fmt_metric(m, v) for m, v in zip(present, vals)]
+        names = [r.variant, variant_label(r.experiment, r.variant)] + ([labels[select.machine_key(r)]] if mixed else [])
+        rows.append(names + [fmt.fmt_metric(m, v) for m, v in zip(present, vals)]
                     + [fmt.fmt_ratio(x) for x in rats] + [r.error or ""])
-        raw.append([r.variant, variant_label(r.experiment, r.variant)] + vals + rats + [r.error])
+        raw.append(names + vals + rats + [r.error])
     p = recs[0].params if recs else {}
+    if not ratios:
+        ratio_note = ""
+    elif mixed:
+        ratio_note = f"ratios against {reference} measured on the same machine (– where that machine has none)"
+    else:
+        ratio_note = f"ratios against {reference}"
     return TableView(
         title=title or f"{recs[0].experiment if recs else ''}: {fmt.fmt_params(p)}",
         caption="; ".join(x for x in (
             fmt.fmt_params(p),
             f"median of {p['repeats']} steps after {p.get('warmup', 0)} warm-up" if "repeats" in p else "",
-            f"ratios against {reference}" if ratios else "", source_note(recs)) if x),
+            ratio_note, source_note(recs)) if x),
         columns=tuple(columns), rows=tuple(map(tuple, rows)), raw=tuple(map(tuple, raw)),
         provenance=provenance(recs))
 
@@ -117,13 +162,3 @@ def text_table(view: TableView, *, max_width: int = 40) -> str:
     if view.caption:
         out.append(view.caption)
     return "\n".join(out)
-
-
-def group_by_config(records: Iterable[Record], *, ignore: Sequence[str] = ()) -> dict[str, list[Record]]:
-    """Records of one experiment grouped by configuration (params minus ``ignore``) and machine."""
-    groups: dict[str, list[Record]] = {}
-    for r in records:
-        p = {k: v for k, v in r.params.items() if k not in ignore}
-        key = f"{r.experiment}|{sorted(p.items())}|{r.machine}|{r.env.get('device')}|{r.env.get('tf')}"
-        groups.setdefault(key, []).append(r)
-    return groups

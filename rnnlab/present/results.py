@@ -1,0 +1,90 @@
+"""The Results page's views (no Streamlit): every record as one filterable row, its source in words, and the CSV and
+JSON the page offers for the rows the filters show."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from typing import Sequence
+
+import pandas as pd
+
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.record import Record
+from rnnlab.core.store import Store
+from rnnlab.engine import api
+from rnnlab.judge import select
+from rnnlab.present import tables
+
+# source -> its words in the table and the source filter (only this machine's own records say "this machine")
+SOURCES = {**select.ORIGIN_WORDS, "baseline": "bundled (read-only)"}
+
+
+def record_id(r: Record) -> str:
+    """A row's identity: the key alone is not unique (a bundled record may share a local one's key)."""
+    return r.key + "|" + r.source
+
+
+def frame(records: Sequence[Record]) -> pd.DataFrame:
+    """One row per record (``tables.results_rows``), the source in words, the date in UTC minutes, ``_id``."""
+    df = pd.DataFrame(tables.results_rows(records))
+    df["source"] = df["source"].map(lambda s: SOURCES.get(s, s))
+    df["date"] = df["created_at"].str.replace("T", " ").str.slice(0, 16)  # "2026-12-02 15:38" (UTC)
+    df["_id"] = [record_id(r) for r in records]
+    return df
+
+
+def source_choices(df: pd.DataFrame) -> list[str]:
+    present = set(df["source"])
+    return [w for w in SOURCES.values() if w in present]
+
+
+def filtered(df: pd.DataFrame, *, experiments: Sequence[str] = (), variants: Sequence[str] = (),
+             sources: Sequence[str] = (), text: str = "") -> pd.DataFrame:
+    """The rows the filters keep, newest first; ``text``: case-insensitive, literal, in config, device, machine and
+    status."""
+    mask = pd.Series(True, index=df.index)
+    if experiments:
+        mask &= df["experiment"].isin(experiments)
+    if variants:
+        mask &= df["variant"].isin(variants)
+    if sources:
+        mask &= df["source"].isin(sources)
+    if text.strip():
+        t = text.strip().lower()
+        hay = (df["config"].astype(str) + " " + df["device"].astype(str) + " " + df["machine"].astype(str) + " "
+               + df["status"].astype(str)).str.lower()
+        mask &= hay.str.contains(t, regex=False)
+    return df[mask].sort_values("created_at", ascending=False).reset_index(drop=True)
+
+
+def csv_bytes(records: Sequence[Record]) -> bytes:
+    """One row per record (what the table shows), as CSV; empty when there are none."""
+    rows = tables.results_rows(records)
+    if not rows:
+        return b""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue().encode()
+
+
+def json_bytes(records: Sequence[Record]) -> bytes:
+    """The full records with their source: importable here or with ``python -m rnnlab import``."""
+    return json.dumps([r.to_dict(with_transient=False) | {"source": r.source} for r in records], indent=1).encode()
+
+
+def import_upload(data: bytes, *, name: str, store: Store) -> tuple[bool, str | int]:
+    """Import an uploaded results file: (True, records imported) or (False, why nothing was)."""
+    try:
+        return True, api.import_file(data, name=name, store=store)
+    except RnnlabError as e:
+        return False, str(e)
+
+
+def first_command() -> str:
+    """The first, small measurement, as the CLI runs it."""
+    return api.plan("unroll", preset="quick", available_mb=math.inf).command()

@@ -1,0 +1,242 @@
+"""The Unrolling page's views, as pure functions of records (no Streamlit): what pages/unrolling.py lays out and what
+``python -m rnnlab export --experiment unroll`` writes (:func:`report`).
+
+- which records stand for the page's configuration: :func:`selection` (``select.pick``), the sweep's points
+  (``select.sweep``: one per variant, length and machine);
+- the comparison table (:func:`comparison`), its charts (:func:`chart_views`) and the sweep charts
+  (:func:`sweep_views`), each a ChartView with the caption the page shows;
+- the findings these records support (:func:`findings_text`), the same sentences as the Overview's;
+- the CLI command of a configuration (:func:`command`, from ``Plan.command``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from rnnlab import experiments
+from rnnlab.core import envinfo
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import fmt_params
+from rnnlab.core.record import Record, utc_now
+from rnnlab.core.views import ChartView, Report, TableView
+from rnnlab.engine import api
+from rnnlab.judge import findings, select
+from rnnlab.present import charts, tables
+from rnnlab.present.report import chart_view, commit, config_title, sweep_sets
+from rnnlab.tf import variants as V
+
+EXP = experiments.get("unroll")
+UNROLL_CONTROLS = findings.UNROLL_CONTROLS
+SWEEP_VALUES = findings.SWEEP_VALUES
+VARIANTS = list(V.VARIANTS)
+BASE = list(V.BASE_VARIANTS)  # the seven variants without XLA
+REFERENCE = V.REFERENCE
+variant_label = V.label
+
+_DEFAULTS = EXP.params.defaults()
+
+
+def _preset_values(name: str) -> dict[str, Any]:
+    return {**{k: _DEFAULTS[k] for k in UNROLL_CONTROLS},
+            **{k: v for k, v in EXP.presets[name].items() if k != "variants" and k in UNROLL_CONTROLS}}
+
+
+SEED = _preset_values("seed")
+QUICK = _preset_values("quick")
+# preset -> (the page's control values, its variants)
+PRESETS = {"seed": (SEED, list(EXP.presets["seed"].get("variants") or BASE)),
+           "quick": (QUICK, list(EXP.presets["quick"].get("variants") or BASE))}
+
+# The page's charts of one configuration, in its layout (rows of titles)
+CHART_ROWS = (("Forward step time", "Training step time"), ("Build time and graph size",),
+              ("Peak memory", "Achieved GFLOP/s"))
+SWEEP_METRICS = (("fwd_ms", "forward step"), ("train_ms", "training step"), ("build_s", "build time"))
+
+
+def describe(params: Mapping[str, Any]) -> str:
+    """A configuration in a caption: "rnn, 3x128, batch 32, 100 steps, 64 in"."""
+    return fmt_params(dict(params))
+
+
+def no_gpu_here() -> bool:
+    """TensorFlow certainly sees no GPU on this machine (no NVIDIA device): a run with device=gpu would fail."""
+    return not envinfo.static_env()["gpu_hint"]
+
+
+# -- commands ------------------------------------------------------------------------------------------------------
+def command(values: Mapping[str, Any], variants: Sequence[str]) -> str:
+    """The same measurement from a terminal (``Plan.command``), as short as the presets allow."""
+    for name, (preset, _) in PRESETS.items():
+        if dict(values) == preset:
+            return api.plan("unroll", preset=name, variants=list(variants), available_mb=math.inf).command()
+    return api.plan("unroll", overrides=dict(values), variants=list(variants), available_mb=math.inf).command()
+
+
+def sweep_plan(values: Mapping[str, Any], variants: Sequence[str]) -> tuple[api.Plan | None, str | None]:
+    """The plan of the page's seq_len sweep at ``values``, or why it cannot run here."""
+    try:
+        return api.plan("unroll", overrides={**values, "seq_len": list(SWEEP_VALUES)}, variants=list(variants)), None
+    except RnnlabError as e:
+        return None, str(e)
+
+
+# -- which records the page shows ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Selection:
+    point: Mapping[str, Any]  # the configuration (every param filled in)
+    shown: tuple[Record, ...]  # one record per chosen variant that has one, in the plan's order
+    missing: tuple[str, ...]  # variants a run would measure: nothing stored from this environment
+    sweep: tuple[Record, ...]  # the sweep's points at this configuration: one per variant, length and machine
+
+
+def fingerprint(env: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    return envinfo.fingerprint(dict(env)) if env else None
+
+
+def selection(records: Sequence[Record], plan: api.Plan, env: Mapping[str, Any] | None) -> Selection:
+    """What the page shows for a plan's (first) point, with ``env`` the environment a run here would record."""
+    fp = fingerprint(env)
+    point = plan.points[0]
+    sel = select.pick(records, point, plan.variants, fingerprint=fp, experiment="unroll")
+    sweep = select.sweep(records, point, plan.variants, x="seq_len", fingerprint=fp, experiment="unroll")
+    return Selection(point, tuple(sel.shown[v] for v in plan.variants if v in sel.shown), sel.missing, tuple(sweep))
+
+
+def sweep_missing(records: Sequence[Record], plan: api.Plan | None, env: Mapping[str, Any] | None) -> int:
+    """How many (point, variant) measurements of the sweep plan are not stored for this environment."""
+    if plan is None:
+        return 0
+    fp = fingerprint(env)
+    return sum(len(select.pick(records, p, plan.variants, fingerprint=fp, experiment="unroll").missing)
+               for p in plan.points)
+
+
+# -- views ---------------------------------------------------------------------------------------------------------
+def title(point: Mapping[str, Any]) -> str:
+    return f"Unrolling: {describe(point)}"
+
+
+def caption(records: Sequence[Record], point: Mapping[str, Any]) -> str:
+    return f"{describe(point)}; {select.source_note(records)}" if records else describe(point)
+
+
+def comparison(shown: Sequence[Record], *, reference: str, point: Mapping[str, Any]) -> TableView:
+    """The comparison table: one row per variant, ratios against ``reference`` on the row's own machine."""
+    return tables.comparison(shown, reference=reference, title=title(point))
+
+
+def chart_views(shown: Sequence[Record], point: Mapping[str, Any]) -> list[tuple[Any, ChartView]]:
+    """(Altair chart, ChartView) of the page's charts that the successful records support, titled as in
+    ``CHART_ROWS``."""
+    ok = [r for r in shown if r.ok]
+    cap = caption(ok, point)
+    out = []
+    for chart, name in ((charts.step_time(ok, "fwd_ms"), "Forward step time"),
+                        (charts.step_time(ok, "train_ms"), "Training step time"),
+                        (charts.build_and_graph(ok), "Build time and graph size"),
+                        (charts.memory(ok), "Peak memory"), (charts.gflops(ok), "Achieved GFLOP/s")):
+        if chart is not None:
+            out.append((chart, chart_view(chart, name, cap, ok)))
+    return out
+
+
+def gflops_note(shown: Sequence[Record]) -> str:
+    """What the GFLOP/s chart shows, and whose matmul rate its dashed line is."""
+    ok = [r for r in shown if r.ok]
+    rates = charts.matmul_rates(ok)
+    whose = ("this machine's matrix-multiply rate, as its probe measured it" if select.is_here(ok) else
+             "the matrix-multiply rate probed on the machine that measured them"
+             + ("" if len(rates) <= 1 else " (one line per machine)"))
+    return ("GFLOP/s: the forward pass's counted floating-point operations over its median time; the dashed line "
+            f"is {whose}.")
+
+
+def sweep_caption(sweep: Sequence[Record], point: Mapping[str, Any]) -> str:
+    cfg = {k: v for k, v in point.items() if k != "seq_len"}
+    return f"{describe(cfg)}; {select.source_note(sweep)}" if sweep else describe(cfg)
+
+
+def sweep_views(sweep: Sequence[Record], point: Mapping[str, Any]) -> list[tuple[str, Any, ChartView]]:
+    """(tab name, Altair chart, ChartView) per metric of the seq_len sweep: a line per variant and machine."""
+    cap = sweep_caption(sweep, point)
+    out = []
+    for metric, name in SWEEP_METRICS:
+        chart = charts.sweep(sweep, x="seq_len", metric=metric)
+        if chart is not None:
+            out.append((name, chart, chart_view(chart, f"Scaling with seq_len: {name}", cap, list(sweep))))
+    return out
+
+
+def findings_text(shown: Sequence[Record], sweep: Sequence[Record] = ()) -> list[str]:
+    """The findings these records support (the Overview's sentences, for this configuration and its sweep)."""
+    out = []
+    for q, fs in findings.answer(list(shown)):
+        if q.key != "build_scaling":
+            out += [f.headline for f in fs]
+    out += [f.headline for f in findings.build_scaling(list(sweep))]
+    return out
+
+
+def page_report(sel: Selection, table: TableView, charts_made: Sequence[ChartView],
+                sweeps_made: Sequence[ChartView]) -> Report:
+    """The page's download: its table, charts and sweep charts, with the records' provenance."""
+    recs = list(sel.shown) + list(sel.sweep)
+    return Report(title=f"rnnlab {table.title}", subtitle=table.caption, tables=(table,),
+                  charts=tuple(charts_made) + tuple(sweeps_made),
+                  provenance=select.provenance(recs) | {"commit": commit()})
+
+
+# -- export --------------------------------------------------------------------------------------------------------
+def _ordered(groups: list[select.Group]) -> list[select.Group]:
+    """Groups in the headline rule's order (``select.headline``): the seed configuration first."""
+    rest, out = list(groups), []
+    while rest:
+        g = select.headline(rest, seed=findings.SEED)
+        out.append(g)
+        rest.remove(g)
+    return out
+
+
+def findings_table(records: Sequence[Record]) -> TableView | None:
+    """The findings as a table: question, finding, configuration and source."""
+    rows = [(q.text, f.headline, f.detail) for q, fs in findings.answer(records) for f in fs]
+    if not rows:
+        return None
+    return TableView(title="Unrolling: findings", caption="computed from the records below; "
+                     + select.source_note([r for r in records if r.experiment == "unroll"]),
+                     columns=("question", "finding", "configuration and source"), rows=rows, raw=rows)
+
+
+def report(records: Sequence[Record]) -> Report:
+    """What ``export --experiment unroll`` writes: the findings, then per configuration and machine (the headline's
+    first) the page's comparison table and charts, then the sweep charts (a line per variant and machine)."""
+    recs = [r for r in records if r.experiment == "unroll"]
+    if not recs:
+        raise RnnlabError("no stored records for experiment 'unroll'; run one first, e.g. "
+                          + api.plan("unroll", preset="quick", available_mb=math.inf).command())
+    groups = _ordered(select.groups(recs, experiment="unroll"))
+    tvs: list[TableView] = []
+    cvs: list[ChartView] = []
+    ft = findings_table(recs)
+    if ft is not None:
+        tvs.append(ft)
+    for g in groups:
+        shown = [g.records[v] for v in sorted(g.records, key=lambda v: VARIANTS.index(v) if v in VARIANTS else 99)]
+        point = shown[0].params
+        ref = REFERENCE if REFERENCE in g.ok() else next(iter(g.ok()), REFERENCE)
+        name = config_title("Unrolling", g, groups)
+        tvs.append(tables.comparison(shown, reference=ref, title=name))
+        where = name.removeprefix("Unrolling: ")  # the configuration (and machine) in every chart's title
+        cvs += [dataclasses.replace(cv, title=f"{cv.title}: {where}") for _, cv in chart_views(shown, point)]
+    for sweep in sweep_sets(recs, "seq_len"):
+        cfg = describe({k: v for k, v in sweep[0].params.items() if k != "seq_len"})
+        cvs += [dataclasses.replace(cv, title=f"{cv.title}: {cfg}") for _, _, cv in sweep_views(sweep, sweep[0].params)]
+    prov = select.provenance(recs) | {"commit": commit()}
+    head = groups[0]
+    return Report(title="rnnlab: static vs dynamic unrolling",
+                  subtitle=f"{len(groups)} configuration{'s' if len(groups) != 1 else ''}, first "
+                           f"{describe(head.config)} ({head.note()}); exported {utc_now()}",
+                  tables=tuple(tvs), charts=tuple(cvs), provenance=prov)
