@@ -1,32 +1,27 @@
-"""Claims: every checkable claim of the four seeds, judged on this machine's records (the page people link to).
+"""Claims: every checkable claim of the four seeds, judged on the stored records (the page people link to).
 
 Sections: the claims (summary, filters, table, downloads, one expander per claim); tuning knobs, mixed precision and
-a real training task (the experiments only this page shows); fastest for you (``rnnlab.judge.recommend`` at the reader's
-configuration). The filters and the recommendation's configuration live in the URL. Verdicts, tables and charts
-come from ``rnnlab.judge.claims`` and ``rnnlab.present.claims``; this page only lays them out.
+a real training task (the experiments only this page shows); fastest for you (``rnnlab.judge.recommend`` at the
+reader's configuration). The filters and the recommendation's configuration live in the URL. Verdicts, tables,
+charts, provenance words and plans come through ``rnnlab.present.claims`` (and ``rnnlab.engine.api``); this page only
+lays them out, and says "measured here" only when every record shown was measured on this machine.
 """
 
 import streamlit as st
 
 import ui
 from rnnlab.engine import api
-from rnnlab.present import claims as CV, tables
-from rnnlab.judge import claims, findings, select, recommend
-from rnnlab.core import envinfo
-from rnnlab import experiments
-from rnnlab.tf import variants as V
-from rnnlab.judge.claims import STATUSES
-from rnnlab.core.errors import RnnlabError
-from rnnlab.experiments.training import summarize as training_summary
-from rnnlab.core.views import to_frame
+from rnnlab.present import claims as CV
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
 
 P = "claims."  # widget and session keys of this page
-UNROLL = experiments.get("unroll")
-REC_NAMES = ("cell", "layers", "units", "batch", "seq_len")
-REC_DEFAULTS = {k: claims.SEED_000[k] for k in REC_NAMES}
-BASE = list(V.BASE_VARIANTS)
+UNROLL = CV.experiment("unroll")
+REC_NAMES = CV.REC_NAMES
+REC_DEFAULTS = CV.REC_DEFAULTS  # seed 000's configuration
+BASE = CV.base_variants()
+VARIANTS = CV.unroll_variants()
+STATUSES = CV.STATUSES
 SECTIONS = {"knobs": ("Tuning knobs", "tuning-knobs", "seed 000 §5.3"),
             "precision": ("Mixed precision", "mixed-precision", "seed 000 §6.3"),
             "training": ("A real training task", "training", "seed 004")}
@@ -39,13 +34,16 @@ CELL = {"holds": "background-color: #d9f2e3", "does not hold": "background-color
         "not measurable here": "color: #6b6b6b"}
 
 sync = ui.UrlSync(P, experiment="unroll", names=REC_NAMES, defaults=REC_DEFAULTS, default_variants=BASE,
-                  extra_defaults=CV.SETTING_DEFAULTS, allowed_variants=list(V.VARIANTS))
+                  extra_defaults=CV.SETTING_DEFAULTS, allowed_variants=list(VARIANTS))
 
-st.title("Claims: what the seeds say, measured here")
-st.caption("Every checkable statement of the four seed articles, with the seed's own figure, judged on the records "
-           "measured on this machine (and bundled results where this machine has none). A speed or memory claim "
-           f"holds when the winner saves at least {claims.MARGIN:.0%} and the quartiles of the timed steps do not "
-           "overlap; each verdict says what was measured.")
+records = None
+with ui.guard("Reading the stored results"):
+    records = ui.records()
+st.title(CV.page_title(records or []))
+st.caption("Every checkable statement of the four seed articles, with the seed's own figure, judged on the stored "
+           "records: this machine's, and bundled results for what it has not measured. " + CV.rule_text())
+if records is None:
+    st.stop()
 
 sync.apply()
 if sync.extra:  # the URL was applied (a link, a return to this page): its non-parameter settings too
@@ -59,12 +57,7 @@ if sync.extra:  # the URL was applied (a link, a return to this page): its non-p
                    + "\n".join(f"- {ui.md_escape(p)}" for p in problems), icon=":material/link_off:")
     sync.extra = {}
 
-records = None
-with ui.guard("Reading the stored results"):
-    records = ui.records()
-if records is None:
-    st.stop()
-results = claims.evaluate(records)
+results = CV.evaluate(records)
 busy = bool(ui.jobs.manager().active())
 slots = {"top": st.container()}  # filled last: the progress of a run, where its Run button was
 
@@ -75,13 +68,10 @@ def start(plan, section: str) -> None:
         st.rerun()
 
 
-def plan_of(command: str):
-    """A claim's command as a Plan (None, with a message, when it cannot run here)."""
+def plan_of(claim):
+    """A claim's run as a Plan (None, with a message, when it cannot run here)."""
     with ui.guard("This claim's run cannot start"):
-        args = CV.command_args(command)
-        exp = experiments.get(args["experiment"])
-        return api.plan(exp.name, preset=args["preset"], overrides=exp.params.parse_assignments(args["sets"]),
-                        variants=args["variants"])
+        return api.plan(**claim.plan_args)
     return None
 
 
@@ -90,10 +80,10 @@ n = CV.counts(results)
 for col, s in zip(st.columns(len(STATUSES)), STATUSES):
     col.metric(f"{ICON[s]} {s}", n[s], help=CV.STATUS_HELP[s], border=True)
 if records:
-    st.caption(f"Judged on {len(records)} records: {ui.md_escape(select.source_note(records))}.")
+    st.caption(f"Judged on {len(records)} records: {ui.md_escape(CV.source_note(records))}.")
 else:
     st.info("Nothing is measured yet, so every claim is *not measured*. A first look at the unrolling claims takes "
-            "about a minute: `python -m rnnlab run unroll --preset quick` in a terminal, or press **Run** in a "
+            f"about a minute: `{CV.quick_command('unroll')}` in a terminal, or press **Run** in a "
             "claim's row below; each claim names the command that measures it.", icon=":material/info:")
 st.markdown("On this page: [the claims](#the-claims) · " + " · ".join(f"[{t}](#{a})" for t, a, _ in SECTIONS.values())
             + " · [fastest for you](#fastest-for-you)")
@@ -101,7 +91,7 @@ st.markdown("On this page: [the claims](#the-claims) · " + " · ".join(f"[{t}](
 # -- the claims ----------------------------------------------------------------------------------------------------
 st.header("The claims", anchor="the-claims", divider="gray")
 f1, f2 = st.columns(2)
-f1.multiselect("seed", CV.SEEDS, format_func=lambda s: f"{s}: {CV.SEED_TITLES[s]}", key=P + "w_seeds",
+f1.multiselect("seed", CV.SEEDS, format_func=lambda s: f"{s}: {CV.seed_name(s)}", key=P + "w_seeds",
                placeholder="every seed")
 f2.multiselect("verdict", STATUSES, key=P + "w_status",
                placeholder="every verdict")
@@ -111,18 +101,17 @@ if not shown:
     st.info("No claim matches these filters.", icon=":material/filter_alt_off:")
 else:
     view = CV.claims_view(shown, records=records)
-    frame = to_frame(view).drop(columns=["why / depends on", "command"])
-    frame["tested by"] = [c.experiment for c, _ in shown]
+    frame = CV.claims_frame(view, shown)
+    measured_col = CV.measured_column(records)
     st.dataframe(frame.style.map(lambda s: CELL.get(s, ""), subset=["verdict"]), hide_index=True, key=P + "table",
                  width="stretch", height=min(35 * (len(frame) + 1) + 3, 1000), column_config={
                      "verdict": st.column_config.TextColumn(width=140, pinned=True),
                      "claim (the seed's words and figure)": st.column_config.TextColumn(width=460),
                      "seed": st.column_config.TextColumn(width=130),
                      "tested by": st.column_config.TextColumn(width=90, help="the experiment that measures it"),
-                     "measured here": st.column_config.TextColumn(width=900)})
+                     measured_col: st.column_config.TextColumn(width=900)})
     st.caption(f"{len(shown)} of {len(results)} claims; hover a cell for its full text, or open a claim below.")
-    export = view
-    rep = ui.downloads.make_report("rnnlab: the seeds' claims, measured", export.caption, [export], [], records)
+    rep = ui.downloads.make_report("rnnlab: the seeds' claims", view.caption, [view], [], records)
     ui.downloads.buttons(rep, key=P + "claims", formats=(("md", "Markdown"), ("csv", "CSV"), ("pptx", "PowerPoint")),
                          label="Download this table:")
 
@@ -130,9 +119,9 @@ else:
     for c, v in shown:
         with st.expander(f"{ICON[v.status]} **{v.status}** · {ui.md_escape(c.text)}"):
             st.markdown(f"**Seed:** {CV.seed_label(c)}: {ui.md_escape(CV.seed_title(c))} (`{c.seed}`)")
-            st.markdown(f"**Measured here:** {ui.md_escape(v.measured)}")
+            st.markdown(f"**{measured_col.capitalize()}:** {ui.md_escape(v.measured)}")
             st.markdown(f"**{'Depends on' if v.status == 'depends' else 'Why'}:** {ui.md_escape(v.why)}")
-            exp = experiments.get(c.experiment)
+            exp = CV.experiment(c.experiment)
             st.markdown(f"**Tested by:** `{c.experiment}` ({ui.md_escape(exp.title)}), {c.preset} preset, "
                         f"variants {', '.join(f'`{x}`' for x in c.variants)}. From a terminal:")
             st.code(c.command, language="bash")
@@ -141,20 +130,19 @@ else:
                 st.markdown(f":material/arrow_downward: [{title}, below on this page](#{anchor})")
             elif not ui.page_link(exp.page, f"Open the {ui.nav.title(exp.page)} page" + (
                     " at this configuration" if c.experiment == "unroll" else ""),
-                    query=findings.unroll_query(CV.claim_params(c), c.variants) if c.experiment == "unroll" else None):
+                    query=CV.claim_query(c)):
                 st.caption(f"The {c.experiment} experiment has no page yet: use the command above.")
             if v.status == "not measured":
-                plan = plan_of(c.command)
+                plan = plan_of(c)
                 if plan is not None and st.button(f"Run: {plan.n_tasks} measurement{'s' * (plan.n_tasks != 1)}",
                                                   key=P + "run_" + c.id, disabled=busy, icon=":material/play_arrow:",
                                                   help="measures in the background; every variant in a fresh "
                                                        "TensorFlow process"):
                     start(plan, "claims")
             elif v.status == "not measurable here":
-                gpu = [r for r in records if r.experiment == c.experiment and
-                       str(r.env.get("device", "")).upper() == "GPU"]
-                st.caption("This machine has no GPU. " + (
-                    f"GPU results are stored from {', '.join(sorted({r.machine for r in gpu}))}, but not for this "
+                gpu = CV.gpu_machines(records, c.experiment)
+                st.caption("The seed's figure is about a GPU. " + (
+                    f"GPU results are stored from {', '.join(gpu)}, but not for this "
                     "claim's variants and configuration." if gpu else
                     "No GPU results are bundled or imported: `python -m rnnlab import FILE` with records from a GPU "
                     "machine judges it."))
@@ -163,34 +151,27 @@ else:
 # -- knobs, precision, training --------------------------------------------------------------------------------------
 def run_buttons(name: str) -> None:
     """Run buttons for the quick and seed presets, each saying what is not stored yet, and the device."""
-    exp = experiments.get(name)
     env = None
     with ui.guard("Reading this machine's environment"):
         env = api.known_env(ui.store(), "auto")
-    fp = envinfo.fingerprint(env) if env else None
     cols = st.columns([3, 3, 4])
-    for col, preset in zip(cols, ("quick", "seed")):
-        try:
-            plan = api.plan(name, preset=preset)
-        except RnnlabError as e:
-            col.button(f"{preset} preset", disabled=True, key=f"{P}run_{name}_{preset}", help=str(e))
+    for col, run in zip(cols, CV.preset_runs(records, name, env)):
+        preset, plan, missing = run.preset, run.plan, run.missing
+        if plan is None:
+            col.button(f"{preset} preset", disabled=True, key=f"{P}run_{name}_{preset}", help=run.problem)
             continue
-        missing = sum(len(select.pick(records, p, plan.variants, fingerprint=fp, experiment=name).missing)
-                      for p in plan.points)
-        point = {k: v for k, v in exp.presets[preset].items() if k != "variants"}
         label = (f"Run {preset} preset ({missing} to measure)" if missing else f"{preset.capitalize()} preset: stored")
         if col.button(label, key=f"{P}run_{name}_{preset}", disabled=busy or not missing,
                       icon=":material/play_arrow:" if missing else ":material/check:", type="secondary",
-                      help=f"{CV.describe(point)}; variants {', '.join(plan.variants)}"):
+                      help=f"{CV.describe(run.point)}; variants {', '.join(plan.variants)}"):
             start(plan, name)
-    device = (env or {}).get("device") or ("GPU if TensorFlow sees one, else CPU" if envinfo.gpu_hint() else "CPU")
-    cols[2].caption(f"Runs measure on this machine's {device}, each variant in a fresh TensorFlow process. Quick: "
-                    f"small sizes, a first look; seed: the seed's own configuration.")
+    cols[2].caption(f"Runs measure on this machine's {CV.run_device(env)}, each variant in a fresh TensorFlow "
+                    "process. Quick: small sizes, a first look; seed: the seed's own configuration.")
 
 
 def experiment_section(name: str) -> None:
     title, anchor, ref = SECTIONS[name]
-    exp = experiments.get(name)
+    exp = CV.experiment(name)
     st.header(f"{title} ({ref})", anchor=anchor, divider="gray")
     st.caption(exp.summary)
     tested = [(c, v) for c, v in results if c.experiment == name]
@@ -204,7 +185,7 @@ def experiment_section(name: str) -> None:
         st.info("Measuring: the table and charts appear here when the run ends.", icon=":material/hourglass_top:")
         return
     if not configs:
-        ui.how_to_get(f"python -m rnnlab run {name} --preset quick", page="claims", button="Run quick preset",
+        ui.how_to_get(CV.quick_command(name), page="claims", button="Run quick preset",
                       here=True)
         return
     cfg = configs[0]
@@ -227,10 +208,10 @@ def experiment_section(name: str) -> None:
             st.altair_chart(chart)
         notes = CV.precision_notes(cfg)
         if notes:
-            st.markdown("**What each dtype does on this device** (the worker's own check):\n"
+            st.markdown(f"**What each dtype does on the {cfg.device} that measured it** (the worker's own check):\n"
                         + "\n".join(f"- `{v}`: {ui.md_escape(t)}" for v, t in notes))
     else:
-        st.markdown(ui.md_escape(training_summary(cfg.records)))
+        st.markdown(ui.md_escape(CV.training_summary(cfg)))
         ui.table(CV.training_view(cfg), key=f"{P}{name}_table")
         acc, times = CV.training_charts(cfg)
         cols = st.columns(2)
@@ -244,9 +225,9 @@ for section in SECTIONS:
 
 # -- fastest for you -------------------------------------------------------------------------------------------------
 st.header("Fastest for you", anchor="fastest-for-you", divider="gray")
-st.caption("Which unrolling variant to use at your configuration, from the unroll records stored for this machine's "
-           "device: the least time to build and then run N steps, the fastest step once warm, and the least memory, "
-           "each with its margin over the runner-up.")
+st.caption("Which unrolling variant to use at your configuration, from the stored unroll records of one machine and "
+           "device (two machines' records are never ranked together): the least time to build and then run N steps, "
+           "the fastest step once warm, and the least memory, each with its margin over the runner-up.")
 c = st.columns([2, 1, 1, 1, 1, 2, 3])
 c[0].selectbox("cell", UNROLL.params["cell"].choices, key=P + "cell", help=UNROLL.params["cell"].help)
 for col, name in zip(c[1:5], REC_NAMES[1:]):
@@ -257,40 +238,39 @@ c[5].number_input("N steps", min_value=CV.N_STEPS[0], max_value=CV.N_STEPS[1], s
                   help="how many steps you will run after building: few steps favour a cheap build, many a fast step")
 c[6].radio("mode", CV.MODES, key=P + "w_mode", horizontal=True,
            format_func=lambda m: "training" if m == "train" else "inference (forward only)")
-st.multiselect("variants to consider", list(V.VARIANTS), format_func=lambda v: f"{v}: {V.label(v)}",
+st.multiselect("variants to consider", list(VARIANTS), format_func=lambda v: f"{v}: {VARIANTS[v]}",
                key=P + "variants")
 values = {k: st.session_state[P + k] for k in REC_NAMES}
-chosen = [v for v in V.VARIANTS if v in st.session_state[P + "variants"]]
+chosen = [v for v in VARIANTS if v in st.session_state[P + "variants"]]
 n_steps, mode = int(st.session_state[P + "w_n_steps"]), st.session_state[P + "w_mode"]
 sync.write(values, chosen, CV.encode_settings({"n_steps": n_steps, "mode": mode,
                                                "seeds": st.session_state[P + "w_seeds"],
                                                "status": st.session_state[P + "w_status"]}))
 
-rec = recommend.recommend([r for r in records if r.experiment == "unroll"], config=values, n_steps=n_steps, mode=mode,
-                          variants=chosen or None)
-link_query = findings.unroll_query(values, chosen or BASE)
+rec = CV.recommendation(records, values, n_steps=n_steps, mode=mode, variants=chosen or None)
+link_query = CV.unroll_query(values, chosen or BASE)
 if not chosen:
     st.info("Pick at least one variant to compare.", icon=":material/info:")
-elif all(rec.picks[g].variant is None for g in recommend.GOALS):
+elif all(rec.picks[g].variant is None for g in CV.GOALS):
     st.info(f"Nothing stored at {ui.md_escape(CV.describe(values))} yet. Measure it in a terminal: "
             f"`{CV.measure_command(values, chosen)}`, or open the Unrolling page with this configuration and press "
             "**Run** there.", icon=":material/info:")
     ui.page_link("unrolling", "Measure this configuration on the Unrolling page", query=link_query)
 else:
     st.markdown(f"On **{rec.device}**, at {ui.md_escape(CV.describe(rec.config))}:")
-    for col, goal in zip(st.columns(len(recommend.GOALS)), recommend.GOALS):
+    for col, goal in zip(st.columns(len(CV.GOALS)), CV.GOALS):
         pick = rec.picks[goal]
         with col.container(border=True):
             st.metric(CV.goal_title(goal, n_steps, mode), pick.variant or "–",
-                      delta=(f"{pick.margin:.0%} ahead of {pick.runner_up}" if pick.margin is not None else None),
-                      delta_color="off" if pick.margin is not None and pick.margin < 0.05 else "normal")
+                      delta=CV.ahead_text(pick),
+                      delta_color="off" if pick.tie else "normal")
             st.caption(ui.md_escape(pick.text))
     table = CV.recommendation_view(rec)
     if table is not None:
         ui.table(table, key=P + "rec_table")
     notes = []
     if rec.failed:
-        notes.append("Failed here: " + "; ".join(f"{v} ({why})" for v, why in rec.failed.items()) + ".")
+        notes.append("Failed: " + "; ".join(f"{v} ({why})" for v, why in rec.failed.items()) + ".")
     notes += list(rec.notes)
     for line in notes:
         st.caption(ui.md_escape(line))

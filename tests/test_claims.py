@@ -8,8 +8,10 @@ import sys
 import pytest
 
 from rnnlab.judge import claims
-from rnnlab.judge.claims import CLAIMS, SEED_000, SEED_003, STATUSES, evaluate, verdict
+from rnnlab.judge.claims import CLAIMS, evaluate, verdict
 from rnnlab.core.record import Record
+from rnnlab.core.rules import STATUSES
+from rnnlab.experiments.seeds import SEED_000, SEED_003, SEED_FILES
 
 _n = itertools.count()
 CPU = {"device": "CPU", "gpu": None, "tf": "2.21.0", "device_name": "test cpu"}
@@ -34,7 +36,7 @@ def test_every_claim_is_complete():
     assert len(CLAIMS) >= 20
     assert len({c.id for c in CLAIMS}) == len(CLAIMS)
     seeds = {c.seed for c in CLAIMS}
-    assert seeds == set(claims.SEED_FILES.values())  # all four seeds have claims
+    assert seeds == set(SEED_FILES.values())  # all four seeds have claims
     for c in CLAIMS:
         assert c.command.startswith("python -m rnnlab run ")
         assert c.experiment in c.command
@@ -105,7 +107,7 @@ def test_gpu_claim_not_measurable_on_cpu_only_and_judged_with_gpu_records():
     gpu_not = [rec("unroll", "tf1_static", SEED_000, GPU, source="baseline", fwd_ms=100.0, train_ms=300.0),
                rec("unroll", "tf1_dynamic", SEED_000, GPU, source="baseline", fwd_ms=112.0, train_ms=330.0)]
     v = verdict("s000_gpu_speed", cpu + gpu_not)
-    assert v.status == "does not hold" and "baseline record" in v.measured
+    assert v.status == "does not hold" and "[bundled from Test GPU]" in v.measured  # select.origin's words
     # the CPU claim ignores GPU records
     assert verdict("s000_cpu_speed", gpu_holds).status == "not measured"
 
@@ -166,7 +168,7 @@ def test_pairs_never_mix_machines():
     assert verdict("s000_cpu_speed", recs).status == "not measured"
     recs.append(rec("unroll", "tf1_static", SEED_000, env=other, source="baseline", fwd_ms=20.0, train_ms=20.0))
     v = verdict("s000_cpu_speed", recs)
-    assert v.status == "holds" and "baseline record from another cpu" in v.measured
+    assert v.status == "holds" and "[bundled from another cpu]" in v.measured  # select.origin's words
 
 
 def test_ref_lstm():

@@ -26,6 +26,7 @@ from rnnlab import experiments
 from rnnlab.cli import main as cli_main
 from rnnlab.commands import claims as claims_cmd
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.rules import STATUSES
 from rnnlab.core.record import Record, make_key, utc_now
 from rnnlab.core.store import Store
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
@@ -97,7 +98,8 @@ def app(query: dict | None = None) -> AppTest:
 
 
 def claims_frame(at: AppTest):
-    return next(d.value for d in at.dataframe if "measured here" in d.value.columns)
+    # "measured here" only when every record is this machine's (an empty store: "measured")
+    return next(d.value for d in at.dataframe if "claim (the seed's words and figure)" in d.value.columns)
 
 
 def verdict_of(at: AppTest, claim: claims.Claim) -> str:
@@ -274,6 +276,28 @@ def test_downloads_render_md_csv_pptx():
     assert CPU_SPEED.text in exporters.render_bytes(rep, "md")[1].decode()
 
 
+def test_export_claims_writes_the_pages_table(tmp_path):
+    """``python -m rnnlab export --experiment claims --format md``: the claims table cell by cell as the page shows
+    it (the page's frame drops the why and command columns and names the experiment under "tested by")."""
+    from tests.test_claims_select import _md_table
+    from rnnlab.commands import export
+
+    Store().put_many(full_records())
+    at = app()
+    frame = claims_frame(at)
+    text = export.run(fmt="md", out=str(tmp_path / "claims.md"), experiment="claims")[0].read_text()
+    title = claim_views.claims_title(Store().records())
+    got = _md_table(text, title)
+    header, rows = got[0], got[1:]
+    assert len(rows) == len(frame) == len(claims.CLAIMS)
+    for col in frame.columns:
+        if col == "tested by":
+            continue
+        i = header.index(col)
+        assert [r[i] for r in rows] == [" ".join(str(x).split()) for x in frame[col]], col
+    assert [r[header.index("tested by")].split(" ")[0] for r in rows] == list(frame["tested by"])
+
+
 _PROBE = textwrap.dedent("""
     import json, sys, time
     from streamlit.testing.v1 import AppTest
@@ -308,12 +332,16 @@ def test_settings_and_commands_parse():
     assert values == {"n_steps": 2000, "mode": "forward", "seeds": ["000", "004"],
                       "status": ["depends", "not measured"]} and not problems
     assert claim_views.parse_settings(claim_views.encode_settings(values))[0] == values
-    args = claim_views.command_args(claims.BY_ID["s000_memory_long"].command)
-    assert args["experiment"] == "unroll" and args["preset"] == "seed" and args["sets"] == ["seq_len=25,50,100,200"]
-    for c in claims.CLAIMS:  # every claim's command is a plan the Run button can start
-        a = claim_views.command_args(c.command)
+    args = claims.BY_ID["s000_memory_long"].plan_args  # a claim's run: plan arguments, its command from the Plan
+    assert args["experiment"] == "unroll" and args["preset"] == "seed" and args["overrides"] == {
+        "seq_len": [25, 50, 100, 200]}
+    assert "--set seq_len=25,50,100,200" in claims.BY_ID["s000_memory_long"].command
+    for c in claims.CLAIMS:  # every claim's run is a plan the Run button can start, and its command makes it again
+        a = c.plan_args
         exp = experiments.get(a["experiment"])
+        plan = api.plan(**a, available_mb=float("inf"))
         assert a["experiment"] == c.experiment and set(c.variants) <= set(a["variants"] or exp.variants)
+        assert c.command == plan.command() and plan.experiment == c.experiment
 
 
 # -- the command line --------------------------------------------------------------------------------------------------
@@ -328,7 +356,7 @@ def test_cli_prints_the_claims_in_every_format():
     data = json.loads(claims_cmd.run(fmt="json", status="holds"))
     assert {c["status"] for c in data["claims"]} == {"holds"} and data["records"] == 2
     assert any(c["id"] == "s000_cpu_speed" for c in data["claims"])
-    assert data["counts"]["not measured"] == len(claims.CLAIMS) - sum(data["counts"][s] for s in claims.STATUSES
+    assert data["counts"]["not measured"] == len(claims.CLAIMS) - sum(data["counts"][s] for s in STATUSES
                                                                       if s != "not measured")
     only = claims_cmd.run(fmt="table", status=["does-not-hold"], seed="001")
     assert "Shown: 0 of" in only and "No claim matches." in only

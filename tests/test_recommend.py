@@ -99,9 +99,13 @@ def test_local_beats_bundled_and_ok_beats_failed():
     r = recommend(recs)
     assert r.picks["steady_train"].variant == "keras"  # the local static record (9 ms) wins over the bundled one
     assert "keras" not in r.failed
-    only_bundled = recommend([recs[1], recs[2]])
+    # (before select.groups this was [recs[1], recs[2]]: a bundled and a local record ranked together -- two machines)
+    bundled_keras = rec("keras", source="baseline", build_s=0.5, first_call_s=0.2, fwd_ms=1.5, train_build_s=0.6,
+                        train_first_call_s=0.3, train_ms=3.0, peak_mem_mb=150.0)
+    only_bundled = recommend([recs[1], bundled_keras])
     assert only_bundled.picks["steady_train"].variant == "tf1_static"
-    assert any("baseline record" in n for n in only_bundled.notes)
+    assert any("bundled results (not measured here)" in n for n in only_bundled.notes)
+    assert "not measured here" in only_bundled.source
 
 
 def test_imports_no_tensorflow():

@@ -30,7 +30,7 @@ def run(*, fmt: str = "table", status: str | list[str] | tuple[str, ...] | None 
         store: Store | None = None) -> str:
     """The claims as text (``table``), a Markdown table (``md``) or a JSON document (``json``)."""
     from rnnlab.core import baseline
-    from rnnlab.present import claims as claim_views, tables
+    from rnnlab.present import claims as claim_views
     from rnnlab.judge import claims
 
     if fmt not in ("table", "md", "json"):

@@ -77,6 +77,21 @@ def fmt_ratio(r: float | None) -> str:
     return f"{r:.2f}x" if r < 10 else f"{r:.1f}x" if r < 100 else f"{r:,.0f}x"
 
 
+def fmt_diff(value: float | None) -> str:
+    """A max |difference| in a sentence: three significant digits from 0.001 up (0.599, 1.32), scientific below
+    (2.7e-07); missing -> en dash."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    return fmt_value(value) if abs(value) >= 1e-3 else fmt_value(value, "sci")
+
+
+def fmt_percent(share: float | None) -> str:
+    """A share as a whole percentage, as sentences say it: ``0.197`` -> ``"20%"``; missing -> en dash."""
+    if share is None or not math.isfinite(share):
+        return "–"
+    return f"{share * 100:.0f}%"
+
+
 def fmt_seconds(s: float) -> str:
     return f"{s:.1f} s" if s < 120 else f"{s / 60:.1f} min"
 

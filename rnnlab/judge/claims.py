@@ -1,10 +1,11 @@
-"""The seeds' claims, each checked against records measured on this machine (pure: no TensorFlow, no store).
+"""The seeds' claims, each checked against the stored records (pure: no TensorFlow, no store).
 
 Every quantitative or checkable statement of the four seeds in ``/work/shared/seeds`` is one :class:`Claim`: what the
-seed says (with its own figure), which experiment, preset and variants test it, the command that produces the
-records, and a pure ``verdict(records) -> Verdict``. :func:`evaluate` judges them all.
+seed says (with its own figure, from ``rnnlab.experiments.seeds``), which experiment, preset and variants test it,
+the run that produces the records (:meth:`Claim.plan`, :attr:`Claim.command`), and a pure
+``verdict(records) -> Verdict``. :func:`evaluate` judges them all.
 
-Statuses (``STATUSES``):
+Statuses (``rnnlab.core.rules.STATUSES``):
 
 - ``holds`` / ``does not hold``: the records decide it, every configuration judged agrees;
 - ``depends``: the records show it holds in some measured configurations or measures and not in others
@@ -13,58 +14,48 @@ Statuses (``STATUSES``):
 - ``not measurable here``: a GPU claim and only CPU records (this machine has no GPU). GPU records from
   anywhere (bundled ``data/baseline`` files, ``python -m rnnlab import``) are used when present.
 
-Judging rules, the same for every claim:
+Judging rules, the same for every claim (the margins and "A beats B" are ``rnnlab.core.rules``'; which record stands
+and which records may be compared is ``rnnlab.judge.select``'s):
 
+- Machines. Two records are compared only when they come from one machine (``select.machine_key``: origin,
+  environment fingerprint, matmul-rate class); a verdict never sets one machine's record against another's. Where
+  this machine's store has a pair at a configuration, other machines' (bundled, imported) pairs of that
+  configuration are left out. A record that was not measured here says whose it is ("[bundled from ...]").
 - Configuration. A claim about a seed's own configuration is judged on records at exactly that configuration when
   there are any (the other configurations are then summarised in ``measured``); otherwise on every configuration
   measured, said as "not the seed configuration".
-- Speed and memory. "A is faster / smaller than B" holds when A saves at least ``MARGIN`` (10%) of B's time or
-  memory: ``1 - A/B >= 0.10`` (the seeds' own percentages are of this kind: 482 -> 387 ms is "about 20% faster").
-  "A is not slower than B" holds when ``A <= B * 1.10``. When the records carry quartiles (``fwd_ms_p25``/``_p75``
-  ...) the spread of the timed steps counts too: a win also needs A's p75 below B's p25, and overlapping quartiles
+- Speed and memory (``rules.beats``). "A is faster / smaller than B" holds when A saves at least ``rules.MARGIN``
+  (10%) of B's time or memory; "A is not slower than B" holds when A is not more than 10% worse. When the records
+  carry quartiles (``fwd_ms_p25``/``_p75`` ...) a win also needs A's p75 below B's p25, and overlapping quartiles
   never count as a loss. Forward and training steps are judged separately; if they disagree the claim depends.
-  Timings from one run of each worker on a busy machine can move by more than 10% between runs: ``measured`` always
-  gives the numbers, so a reader can see how close a call was.
-- Several records of one variant at one configuration and device: this machine's record wins over an imported one,
-  which wins over a bundled one; then the newest.
+  ``measured`` always gives the numbers, so a reader can see how close a call was.
+- Several records of one variant at one configuration and machine: ``select.best`` (this machine's, then imported,
+  then bundled; a successful one before a failed one; then the newest).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from rnnlab.core import format as fmt
+from rnnlab.core import rules
 from rnnlab.core.record import Record
-
-STATUSES = ("holds", "does not hold", "depends", "not measured", "not measurable here")
-MARGIN = 0.10  # a speed or memory difference below 10% is not a difference here
-EXACT_ATOL = 1e-5  # float32 agreement with a float64 reference: "computes exactly the same"
-
-SEED_FILES = {
-    "000": "000_c34ee7c50a2fcabe.txt",  # CSDN blog: dynamic_rnn vs static_rnn at sequence length 100
-    "001": "001_3a5ae1509da6cb41.txt",  # Stack Overflow: what does it mean to unroll an RNN dynamically?
-    "003": "003_ba4109e66d1a4cdb.txt",  # blog: static_rnn builds slower but runs faster (Estimator log)
-    "004": "004_92cccbbe99fcbfb4.txt",  # blog: RNNCell performance, "cuDNN-based" LSTMCell + tf.function
-}
-
-# Seed 000's benchmark: 3 x BasicRNNCell(128), batch 32, 100 steps of 64 features, float32.
-SEED_000 = {"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100, "input_dim": 64,
-            "dtype": "float32", "lengths": "full"}
-# Seed 003's benchmark: BasicLSTMCell(200), batch 200, 300 steps of 16 features, every length 20.
-SEED_003 = {"units": 200, "batch": 200, "seq_len": 300, "input_dim": 16, "lengths": "fixed:20"}
-_IGNORE = ("repeats", "warmup", "timeout_s", "device")  # params that do not change what is measured
+from rnnlab.experiments import seeds
+from rnnlab.judge import select
 
 
 @dataclass(frozen=True)
 class Verdict:
-    status: str  # one of STATUSES
-    measured: str  # what this machine measured, with numbers
+    status: str  # one of rules.STATUSES
+    measured: str  # what the records show, with numbers and whose records they are
     why: str  # why that status; what to run when not measured
 
     def __post_init__(self):
-        if self.status not in STATUSES:
-            raise ValueError(f"status {self.status!r} is not one of {STATUSES}")
+        if self.status not in rules.STATUSES:
+            raise ValueError(f"status {self.status!r} is not one of {rules.STATUSES}")
 
 
 @dataclass(frozen=True)
@@ -75,96 +66,64 @@ class Claim:
     text: str  # the claim in a few words, with the seed's own figure
     experiment: str
     preset: str
-    variants: tuple[str, ...]
-    command: str  # the CLI command that produces the records
+    variants: tuple[str, ...]  # the variants the claim is about
     judge: Callable[[Sequence[Record], "Claim"], Verdict]
     device: str = "any"  # "any", "CPU" or "GPU": the device the seed's figure is about
+    overrides: tuple[tuple[str, Any], ...] = ()  # the run's parameters over the preset's (a tuple value: a sweep)
+    run_variants: tuple[str, ...] | None = None  # the variants the run measures (None: the preset's)
+
+    @property
+    def plan_args(self) -> dict[str, Any]:
+        """``rnnlab.engine.api.plan``'s arguments for the run that produces this claim's records."""
+        return {"experiment": self.experiment, "preset": self.preset,
+                "overrides": {k: list(v) if isinstance(v, tuple) else v for k, v in self.overrides},
+                "variants": None if self.run_variants is None else list(self.run_variants)}
+
+    def plan(self, **kw):
+        """That run as an ``api.Plan`` (``available_mb`` etc. as ``api.plan`` takes them; no TensorFlow)."""
+        from rnnlab.engine import api
+
+        return api.plan(**self.plan_args, **kw)
+
+    @cached_property
+    def command(self) -> str:
+        """The CLI command that produces the records (``Plan.command()``; the memory check is the run's own)."""
+        return self.plan(available_mb=math.inf).command()
 
     def verdict(self, records: Iterable[Record]) -> Verdict:
         """This claim judged on ``records`` (any experiments; the judge picks what it needs)."""
-        return self.judge(_dedupe(records), self)
+        return self.judge(select.dedupe(records), self)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# helpers over records
-
-_SOURCE_RANK = {"local": 0, "imported": 1, "baseline": 2}
-
-
-def _dedupe(records: Iterable[Record]) -> list[Record]:
-    """One record per (experiment, variant, configuration, device, machine): local > imported > baseline, newest."""
-    best: dict[tuple, Record] = {}
-    for r in records:
-        k = (r.experiment, r.variant, _cfg_key(r), r.machine)
-        cur = best.get(k)
-        if cur is None:
-            best[k] = r
-            continue
-        rank, cur_rank = _SOURCE_RANK.get(r.source, 3), _SOURCE_RANK.get(cur.source, 3)
-        if rank < cur_rank or (rank == cur_rank and r.created_at > cur.created_at):
-            best[k] = r
-    return list(best.values())
-
-
-def _device(r: Record) -> str:
-    return str(r.env.get("device") or "?").upper()
-
-
-def _cfg(r: Record, ignore: Sequence[str] = ()) -> dict:
-    return {k: v for k, v in r.params.items() if k not in _IGNORE and k not in ignore}
-
-
-def _cfg_key(r: Record, ignore: Sequence[str] = ()) -> tuple:
-    return (tuple(sorted((k, repr(v)) for k, v in _cfg(r, ignore).items())), _device(r))
-
-
-def _preferred(records: list[Record]) -> list[Record]:
-    """This machine's records first, then imported, then bundled; newest first within each."""
-    out = sorted(records, key=lambda r: r.created_at, reverse=True)
-    return sorted(out, key=lambda r: _SOURCE_RANK.get(r.source, 3))
-
+# helpers over records (each judge gets ``select.dedupe``d records: one per variant, configuration and machine)
 
 def _ok(records: Sequence[Record], experiment: str, variant: str | None = None, metric: str | None = None):
-    return _preferred([r for r in records if r.experiment == experiment and r.ok
-                       and (variant is None or r.variant == variant) and (metric is None or metric in r.metrics)])
+    """Successful records, the preferred first (``select.rank``)."""
+    return sorted((r for r in records if r.experiment == experiment and r.ok
+                   and (variant is None or r.variant == variant) and (metric is None or metric in r.metrics)),
+                  key=select.rank)
 
 
 def _any(records: Sequence[Record], experiment: str, variant: str | None = None):
-    return _preferred([r for r in records if r.experiment == experiment and (variant is None or r.variant == variant)])
+    return sorted((r for r in records if r.experiment == experiment and (variant is None or r.variant == variant)),
+                  key=select.rank)
 
 
-def _matches(params: Mapping, cfg: Mapping | None) -> bool:
-    """``params`` are at ``cfg``; a parameter the experiment does not have (absent) is fixed at the seed's value."""
-    return cfg is not None and all(params.get(k, v) == v for k, v in cfg.items())
+def _spot(r: Record, ignore: Sequence[str] = ()) -> tuple[str, str, str]:
+    """Where a record stands: configuration (without ``ignore``), device, machine. Equal spots: comparable."""
+    return select.config_key(r, ignore), select.device_of(r), select.machine_key(r)
 
 
-def _n(v: float) -> str:
-    """Three significant digits: 0.0123, 1.23, 12.3, 123, 1,234."""
-    if v is None or not math.isfinite(v):
-        return "–"
-    a = abs(v)
-    if a == 0:
-        return "0"
-    if a >= 100:
-        return f"{v:,.0f}"
-    if a >= 10:
-        return f"{v:.1f}"
-    if a >= 1:
-        return f"{v:.2f}"
-    if a >= 1e-3:
-        return f"{v:.3g}"
-    return f"{v:.1e}"
-
-
-def _pct(x: float) -> str:
-    return f"{x * 100:.0f}%"
+def _prefer_here(items: list, spot: Callable[[Any], tuple[str, str]], local: Callable[[Any], bool]) -> list:
+    """Where this machine's store has an item at a configuration and device, other machines' items there go."""
+    here = {spot(x) for x in items if local(x)}
+    return [x for x in items if local(x) or spot(x) not in here]
 
 
 def _describe(params: Mapping, device: str) -> str:
     """A configuration in words, as every table caption says it (``format.fmt_params``), plus data set and device."""
-    from rnnlab.core.format import fmt_params
-
-    parts = [fmt_params(dict(params))]
+    parts = [fmt.fmt_params(dict(params))]
     if "dataset" in params:
         parts.append(f"dataset {params['dataset']}" + (f", {params['epochs']} epochs" if "epochs" in params else ""))
     parts.append(device)
@@ -172,11 +131,17 @@ def _describe(params: Mapping, device: str) -> str:
 
 
 def _where(r: Record) -> str:
-    return "" if r.source == "local" else f" [{r.source} record from {r.machine}]"
+    """"" for this machine's record, else whose it is: " [bundled from <machine>]"."""
+    return "" if r.source == "local" else f" [{select.origin(r)}]"
+
+
+def _at_record(r: Record, ignore: Sequence[str] = ()) -> str:
+    """One record's configuration, device and origin: "rnn, 3x128, ..., CPU [bundled from ...]"."""
+    return _describe(select.config_of(r, ignore), select.device_of(r)) + _where(r)
 
 
 def _device_ok(r: Record, device: str) -> bool:
-    return device == "any" or _device(r) == device
+    return device == "any" or select.device_of(r) == device
 
 
 def _no_gpu_here(records: Sequence[Record]) -> bool:
@@ -191,51 +156,46 @@ def _not_measured(claim: Claim, what: str) -> Verdict:
 
 def _gpu_guard(records: Sequence[Record], claim: Claim, cpu_text: str = "") -> Verdict | None:
     """For a GPU claim without GPU records: "not measurable here" (CPU-only machine) or "not measured"."""
-    if any(_device(r) == "GPU" and r.ok for r in records if r.experiment == claim.experiment):
+    if any(select.device_of(r) == "GPU" and r.ok for r in records if r.experiment == claim.experiment):
         return None
     if _no_gpu_here(records):
+        whose = "this machine has no GPU" if any(r.source == "local" for r in records) else \
+            "the stored records' machines have none"
         return Verdict("not measurable here",
-                       "no GPU records; this machine has no GPU" + (f" ({cpu_text})" if cpu_text else ""),
+                       f"no GPU records; {whose}" + (f" ({cpu_text})" if cpu_text else ""),
                        "the seed's figure is about a GPU: import GPU records (python -m rnnlab import FILE) or run "
                        f"on a machine with one: {claim.command}")
     return _not_measured(claim, "no GPU records")
 
 
-def _aggregate(outcomes: Sequence[bool]) -> str:
-    if not outcomes:
-        return "not measured"
-    if all(outcomes):
-        return "holds"
-    if not any(outcomes):
-        return "does not hold"
-    return "depends"
-
-
 @dataclass
 class _Pair:
-    params: dict
+    params: dict  # select.config_of
     device: str
+    machine: str  # select.machine_key: both records' (they are never from two machines)
     a: Record
     b: Record
 
+    @property
+    def spot(self) -> tuple[str, str]:
+        return select.config_key(self.params), self.device
+
 
 def _pairs(records: Sequence[Record], experiment: str, a: str, b: str, *, device: str = "any",
-           metric: str | None = None, ignore: Sequence[str] = ()) -> list[_Pair]:
-    """Records of variants ``a`` and ``b`` measured at the same configuration and device on the same machine; where
-    this machine has the pair, other machines' (bundled, imported) pairs of that configuration are left out."""
-    by: dict[tuple, dict[str, Record]] = {}
-    for r in _ok(records, experiment, metric=metric):
-        if r.variant in (a, b) and _device_ok(r, device):
-            by.setdefault((_cfg_key(r, ignore), r.machine), {})[r.variant] = r
-    out = [_Pair(_cfg(g[a], ignore), _device(g[a]), g[a], g[b]) for g in by.values() if a in g and b in g]
-    local = {_cfg_key(p.a, ignore) for p in out if p.a.source == "local" and p.b.source == "local"}
-    out = [p for p in out if (p.a.source == "local" and p.b.source == "local") or _cfg_key(p.a, ignore) not in local]
-    return sorted(out, key=lambda p: (p.device, repr(sorted(p.params.items())), p.a.machine))
+           metric: str | None = None) -> list[_Pair]:
+    """Records of variants ``a`` and ``b`` at one configuration and device on one machine (``select.groups``);
+    where this machine has the pair, other machines' (bundled, imported) pairs of that configuration are left out."""
+    recs = [r for r in records if r.experiment == experiment and r.ok and r.variant in (a, b)
+            and (metric is None or metric in r.metrics) and _device_ok(r, device)]
+    out = [_Pair(dict(g.config), g.device, g.machine, g.records[a], g.records[b])
+           for g in select.groups(recs) if a in g.records and b in g.records]
+    out = _prefer_here(out, lambda p: p.spot, lambda p: p.a.source == "local")
+    return sorted(out, key=lambda p: (p.device, select.config_key(p.params), p.machine))
 
 
 def _focus(pairs: list, seed_cfg: Mapping | None) -> tuple[list, bool]:
     """The pairs at the seed's configuration if any, else all of them; and whether they are the seed's."""
-    at_seed = [p for p in pairs if _matches(p.params, seed_cfg)]
+    at_seed = [p for p in pairs if seeds.matches(p.params, seed_cfg)]
     return (at_seed, True) if at_seed else (pairs, False)
 
 
@@ -260,43 +220,27 @@ _UNITS = {"fwd_ms": " ms", "train_ms": " ms", "peak_mem_mb": " MB", "build_s": "
           "epoch_s": " s"}
 
 
-def _gain(win: float, lose: float) -> float:
-    """The share of ``lose`` saved by ``win`` (negative: ``win`` is bigger)."""
-    return 1.0 - win / lose if lose > 0 else 0.0
+def _val(metric: str, v: float | None) -> str:
+    """A metric's value with its unit, formatted as every table formats it."""
+    return fmt.fmt_metric(metric, v) + _UNITS.get(metric, "")
 
 
 def _compare_text(metric: str, win_name: str, lose_name: str, win: Record, lose: Record) -> str:
     w, l = win.metrics[metric], lose.metrics[metric]
     size = metric in ("peak_mem_mb", "graph_nodes")
     if w <= l:
-        rel = f"{win_name} {_pct(_gain(w, l))} {'lower' if size else 'faster'}"
+        rel = f"{win_name} {fmt.fmt_percent(rules.gain(w, l))} {'lower' if size else 'faster'}"
     else:
-        rel = f"{win_name} {_pct(w / l - 1)} higher" if size else f"{win_name} {_pct(1 - l / w)} slower"
-    u = _UNITS.get(metric, "")
-    return f"{_METRIC_WORDS.get(metric, metric)} {lose_name} {_n(l)}{u} vs {win_name} {_n(w)}{u} ({rel})"
-
-
-def _beats(w: Record, l: Record, m: str, at_least: float) -> tuple[bool, str]:
-    """Does ``w`` save at least ``at_least`` of ``l``'s ``m``? With quartiles (``m_p25``/``m_p75``) the steps'
-    spread counts too: a win needs ``w``'s p75 below ``l``'s p25, and overlapping quartiles are never a loss."""
-    g = _gain(w.metrics[m], l.metrics[m])
-    q = [r.metrics.get(f"{m}_{k}") for r in (w, l) for k in ("p25", "p75")]
-    if None in q:
-        return g >= at_least, ""
-    w25, w75, l25, l75 = q
-    overlap = w25 <= l75 and l25 <= w75
-    if at_least > 0:
-        ok = g >= at_least and w75 < l25
-    else:
-        ok = g >= at_least or overlap
-    note = " (quartiles overlap: within the noise)" if overlap and abs(g) >= MARGIN else ""
-    return ok, note
+        rel = (f"{win_name} {fmt.fmt_percent(w / l - 1)} higher" if size else
+               f"{win_name} {fmt.fmt_percent(1 - l / w)} slower")
+    return (f"{_METRIC_WORDS.get(metric, metric)} {lose_name} {_val(metric, l)} vs {win_name} {_val(metric, w)} "
+            f"({rel})")
 
 
 def _speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: str, metrics: Sequence[str],
-                 seed_cfg: Mapping | None, at_least: float = MARGIN, names: tuple[str, str] | None = None,
-                 why_holds: str, why_not: str, why_depends: str = "", ignore: Sequence[str] = ()) -> Verdict:
-    """``winner`` saves at least ``at_least`` of ``loser``'s metric (each of ``metrics``) -- negative ``at_least``
+                 seed_cfg: Mapping | None, at_least: float = rules.MARGIN, names: tuple[str, str] | None = None,
+                 why_holds: str, why_not: str, why_depends: str = "") -> Verdict:
+    """``winner`` beats ``loser`` by ``at_least`` in each of ``metrics`` (``rules.beats``) -- negative ``at_least``
     means "not more than that much worse"."""
     if claim.device == "GPU":
         g = _gpu_guard(records, claim)
@@ -304,8 +248,7 @@ def _speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: 
             return g
     pairs = []
     for m in metrics:
-        pairs += [(m, p) for p in _pairs(records, experiment, winner, loser, device=claim.device, metric=m,
-                                         ignore=ignore)]
+        pairs += [(m, p) for p in _pairs(records, experiment, winner, loser, device=claim.device, metric=m)]
     if not pairs:
         return _not_measured(claim, f"no {experiment} records with both {winner} and {loser}"
                              + ("" if claim.device == "any" else f" on {claim.device}"))
@@ -322,22 +265,26 @@ def _speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: 
     focus, at_seed = _focus(uniq, seed_cfg)
     wn, ln = names or (winner, loser)
     outcomes, parts, per_metric = [], [], {}
+
+    def sides(p: _Pair) -> tuple[Record, Record]:
+        return (p.a, p.b) if p.a.variant == winner else (p.b, p.a)
+
     for p in focus:
         i = uniq.index(p)
         texts = []
+        w, l = sides(p)
         for m in by_cfg[i]:
-            w, l = (p.a, p.b) if p.a.variant == winner else (p.b, p.a)
-            ok, noise = _beats(w, l, m, at_least)
+            ok, noise = rules.beats(w.metrics, l.metrics, m, at_least)
             outcomes.append(ok)
             per_metric.setdefault(_METRIC_WORDS.get(m, m), []).append(ok)
             texts.append(_compare_text(m, wn, ln, w, l) + noise)
         parts.append(f"{_at(p, at_seed, seed_cfg)}: " + "; ".join(texts))
 
     def holds(p: _Pair) -> bool:
-        w, l = (p.a, p.b) if p.a.variant == winner else (p.b, p.a)
-        return all(_beats(w, l, m, at_least)[0] for m in by_cfg[uniq.index(p)])
+        w, l = sides(p)
+        return all(rules.beats(w.metrics, l.metrics, m, at_least)[0] for m in by_cfg[uniq.index(p)])
 
-    status = _aggregate(outcomes)
+    status = rules.aggregate(outcomes)
     measured = ". ".join(parts) + "." + _others(uniq, focus, holds)
     split = ""
     if status == "depends" and len(per_metric) > 1:
@@ -354,11 +301,12 @@ def _speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: 
 # judges, one per claim (each gets the deduplicated records and its Claim)
 
 _STATIC, _DYN = "tf1_static", "tf1_dynamic"
+_MARGIN = fmt.fmt_percent(rules.MARGIN)  # "10%", as the texts say it
 
 
 def _j_memory(records, c):
     return _speed_claim(
-        records, c, experiment="unroll", winner=_DYN, loser=_STATIC, metrics=("peak_mem_mb",), seed_cfg=SEED_000,
+        records, c, experiment="unroll", winner=_DYN, loser=_STATIC, metrics=("peak_mem_mb",), seed_cfg=seeds.SEED_000,
         names=("dynamic_rnn", "static_rnn"),
         why_holds="dynamic_rnn keeps one step's graph and a TensorArray; static_rnn's unrolled graph holds every "
                   "step's intermediates for the backward pass at once. (On CPU, peak memory is the worker's RSS "
@@ -370,27 +318,35 @@ def _j_memory(records, c):
 
 
 def _j_memory_long(records, c):
-    # static/dynamic peak memory per sequence length, grouped by the rest of the configuration (>= 2 lengths)
-    series: dict[tuple, list[tuple[int, float, float, float]]] = {}
-    for r_d in _ok(records, "unroll", _DYN, "peak_mem_mb"):
-        for r_s in _ok(records, "unroll", _STATIC, "peak_mem_mb"):
-            if _cfg_key(r_d) == _cfg_key(r_s) and r_d.params.get("lengths", "full") == "full":
-                k = _cfg_key(r_d, ("seq_len",))
-                ratio = r_s.metrics["peak_mem_mb"] / max(r_d.metrics["peak_mem_mb"], 1e-9)
-                series.setdefault(k, []).append((int(r_d.params["seq_len"]), ratio, r_s.metrics["peak_mem_mb"],
-                                                 r_d.metrics["peak_mem_mb"]))
-    series = {k: sorted(v) for k, v in series.items() if len({s[0] for s in v}) >= 2}
-    if not series:
+    # static/dynamic peak memory per sequence length, one series per configuration (but seq_len), device and machine
+    recs = [r for r in _ok(records, "unroll", metric="peak_mem_mb")
+            if r.variant in (_STATIC, _DYN) and r.params.get("lengths", "full") == "full"]
+    found = []
+    for g in select.series(recs, "seq_len"):
+        pts = []
+        for t in sorted({r.params["seq_len"] for r in g.records.values()}):
+            s, d = g.records.get(f"{_STATIC}@{t}"), g.records.get(f"{_DYN}@{t}")
+            if s is not None and d is not None:
+                pts.append((int(t), s.metrics["peak_mem_mb"] / max(d.metrics["peak_mem_mb"], 1e-9),
+                            s.metrics["peak_mem_mb"], d.metrics["peak_mem_mb"]))
+        if len(pts) >= 2:
+            found.append((g, pts))
+    found = _prefer_here(found, lambda x: (select.config_key(x[0].config), x[0].device),
+                         lambda x: x[0].source == "local")
+    if not found:
         return _not_measured(c, "static_rnn and dynamic_rnn peak memory at fewer than two sequence lengths of one "
                                 "configuration")
     outcomes, parts = [], []
-    for k, pts in series.items():
-        grows = pts[-1][1] > 1 + MARGIN and pts[-1][1] >= pts[0][1] * (1 + MARGIN)
+    for g, pts in found:
+        grows = pts[-1][1] > 1 + rules.MARGIN and pts[-1][1] >= pts[0][1] * (1 + rules.MARGIN)
         outcomes.append(grows)
-        parts.append(f"{k[1]}: " + ", ".join(f"{t} steps static {_n(s)} MB vs dynamic {_n(d)} MB"
-                                              for t, _, s, d in pts)
-                     + f" (static/dynamic {_n(pts[0][1])}x at {pts[0][0]} steps, {_n(pts[-1][1])}x at {pts[-1][0]})")
-    status = _aggregate(outcomes)
+        first = next(iter(g.records.values()))
+        parts.append(f"{_describe(g.config, g.device)}{_where(first)}: "
+                     + ", ".join(f"{t} steps static {_val('peak_mem_mb', s)} vs dynamic {_val('peak_mem_mb', d)}"
+                                 for t, _, s, d in pts)
+                     + f" (static/dynamic {fmt.fmt_ratio(pts[0][1])} at {pts[0][0]} steps, "
+                       f"{fmt.fmt_ratio(pts[-1][1])} at {pts[-1][0]})")
+    status = rules.aggregate(outcomes)
     return Verdict(status, "; ".join(parts) + ".",
                    "static_rnn's extra memory grows with the number of unrolled steps" if status == "holds" else
                    "static_rnn's memory relative to dynamic_rnn's does not grow with sequence length here: both "
@@ -402,7 +358,7 @@ def _j_speed(records, c):
     gpu = c.device == "GPU"
     return _speed_claim(
         records, c, experiment="unroll", winner=_DYN, loser=_STATIC, metrics=("fwd_ms", "train_ms"),
-        seed_cfg=SEED_000, names=("dynamic_rnn", "static_rnn"),
+        seed_cfg=seeds.SEED_000, names=("dynamic_rnn", "static_rnn"),
         why_holds="dynamic_rnn's while_loop is faster here than the unrolled graph"
                   + (" on the GPU" if gpu else "") + ", as the seed says.",
         why_not="static_rnn is as fast or faster here: with the whole sequence unrolled the runtime can overlap "
@@ -415,7 +371,7 @@ def _j_speed(records, c):
 
 def _j_graph(records, c):
     return _speed_claim(
-        records, c, experiment="unroll", winner=_DYN, loser=_STATIC, metrics=("graph_nodes",), seed_cfg=SEED_000,
+        records, c, experiment="unroll", winner=_DYN, loser=_STATIC, metrics=("graph_nodes",), seed_cfg=seeds.SEED_000,
         at_least=0.5, names=("dynamic_rnn", "static_rnn"),
         why_holds="static_rnn adds every time step's ops to the graph (graph_nodes grows with seq_len); the "
                   "while_loop body counts once.",
@@ -424,7 +380,7 @@ def _j_graph(records, c):
 
 def _j_build(records, c):
     return _speed_claim(
-        records, c, experiment="unroll", winner=_DYN, loser=_STATIC, metrics=("build_s",), seed_cfg=SEED_000,
+        records, c, experiment="unroll", winner=_DYN, loser=_STATIC, metrics=("build_s",), seed_cfg=seeds.SEED_000,
         names=("dynamic_rnn", "static_rnn"),
         why_holds="building an unrolled graph creates every step's ops in Python; the while_loop builds one body.",
         why_not="building is not meaningfully slower for static_rnn here (short sequences build fast either way).")
@@ -433,11 +389,11 @@ def _j_build(records, c):
 def _j_not_slower(records, c):
     return _speed_claim(
         records, c, experiment="unroll", winner=_DYN, loser=_STATIC, metrics=("fwd_ms", "train_ms"),
-        seed_cfg=SEED_000, at_least=-MARGIN, names=("dynamic_rnn", "static_rnn"),
-        why_holds="dynamic_rnn is faster, or slower by less than the noise (10%, or overlapping quartiles of the "
-                  "timed steps).",
-        why_not="static_rnn is more than 10% faster here: the unrolled graph avoids the while_loop's per-iteration "
-                "overhead.",
+        seed_cfg=seeds.SEED_000, at_least=-rules.MARGIN, names=("dynamic_rnn", "static_rnn"),
+        why_holds=f"dynamic_rnn is faster, or slower by less than the noise ({_MARGIN}, or overlapping quartiles of "
+                  "the timed steps).",
+        why_not=f"static_rnn is more than {_MARGIN} faster here: the unrolled graph avoids the while_loop's "
+                "per-iteration overhead.",
         why_depends="Where dynamic_rnn falls behind, it is the while_loop's per-iteration overhead (frame bookkeeping, "
                     "TensorArray reads and writes) that the unrolled graph does not pay.")
 
@@ -446,24 +402,24 @@ def _j_short_static(records, c):
     short = [r for r in records if r.experiment != "unroll" or int(r.params.get("seq_len", 10**6)) <= 25]
     return _speed_claim(
         short, c, experiment="unroll", winner=_STATIC, loser=_DYN, metrics=("fwd_ms", "train_ms"), seed_cfg=None,
-        at_least=-MARGIN, names=("static_rnn", "dynamic_rnn"),
-        why_holds="for short sequences (<= 25 steps) static_rnn is at least as fast as dynamic_rnn (within 10%), "
-                  "so choosing it costs nothing.",
-        why_not="even for short sequences static_rnn is more than 10% slower than dynamic_rnn here.")
+        at_least=-rules.MARGIN, names=("static_rnn", "dynamic_rnn"),
+        why_holds=f"for short sequences (<= 25 steps) static_rnn is at least as fast as dynamic_rnn (within "
+                  f"{_MARGIN}), so choosing it costs nothing.",
+        why_not=f"even for short sequences static_rnn is more than {_MARGIN} slower than dynamic_rnn here.")
 
 
 def _j_keras(records, c):
     a = _speed_claim(records, c, experiment="unroll", winner="keras", loser=_DYN, metrics=("fwd_ms", "train_ms"),
-                     seed_cfg=SEED_000, names=("Keras layer", "dynamic_rnn"), why_holds="", why_not="")
+                     seed_cfg=seeds.SEED_000, names=("Keras layer", "dynamic_rnn"), why_holds="", why_not="")
     b = _speed_claim(records, c, experiment="unroll", winner="keras", loser=_STATIC, metrics=("fwd_ms", "train_ms"),
-                     seed_cfg=SEED_000, names=("Keras layer", "static_rnn"), why_holds="", why_not="")
+                     seed_cfg=seeds.SEED_000, names=("Keras layer", "static_rnn"), why_holds="", why_not="")
     if a.status == "not measured" or b.status == "not measured":
         return _not_measured(c, "no unroll records with keras, tf1_dynamic and tf1_static at one configuration")
     st = a.status if a.status == b.status else "depends"
     why = {"holds": "the Keras 3 layer (on CPU the generic loop, on a GPU cuDNN where eligible) beats both TF1 paths "
-                    "by 10% or more.",
-           "does not hold": "the Keras 3 layer is not 10% faster than the TF1 paths here; on a CPU it has no fused "
-                            "kernel (cuDNN is GPU-only), so it runs a while_loop much like dynamic_rnn.",
+                    f"by {_MARGIN} or more.",
+           "does not hold": f"the Keras 3 layer is not {_MARGIN} faster than the TF1 paths here; on a CPU it has no "
+                            "fused kernel (cuDNN is GPU-only), so it runs a while_loop much like dynamic_rnn.",
            }.get(st, "faster than one TF1 path or in one measure, not in all (see measured)")
     return Verdict(st, f"vs dynamic_rnn: {a.measured} vs static_rnn: {b.measured}", why)
 
@@ -473,21 +429,23 @@ def _j_static_varlen(records, c):
     if not st:
         failed = [r for r in _any(records, "varlen", "tf1_static") if not r.ok]
         if failed:
-            return Verdict("holds", f"static_rnn with sequence_length failed: {failed[0].error}",
+            return Verdict("holds", f"static_rnn with sequence_length failed{_where(failed[0])}: {failed[0].error}",
                            "static_rnn could not take the lengths here.")
         return _not_measured(c, "no varlen record for tf1_static")
+    nolen = {_spot(r): r for r in reversed(_ok(records, "varlen", "tf1_static_nolen", "final_state_err"))}
     outcomes, parts = [], []
     for r in st:
         ok = r.metrics["checks_passed"] >= 3
         outcomes.append(not ok)
-        parts.append(f"{_describe(_cfg(r), _device(r))}: static_rnn(sequence_length=...) passed "
-                     f"{int(r.metrics['checks_passed'])}/3 checks (outputs zero past the length, state carried, "
-                     f"final state = last real step), final state {_n(r.metrics.get('final_state_err', float('nan')))}"
-                     " from the float64 reference with lengths")
-    nolen = _ok(records, "varlen", "tf1_static_nolen", "final_state_err")
-    if nolen:
-        parts.append(f"without sequence_length its final state drifts by {_n(nolen[0].metrics['final_state_err'])}")
-    status = _aggregate(outcomes)
+        part = (f"{_at_record(r)}: static_rnn(sequence_length=...) passed {int(r.metrics['checks_passed'])}/3 checks "
+                f"(outputs zero past the length, state carried, final state = last real step), final state "
+                f"{fmt.fmt_diff(r.metrics.get('final_state_err'))} from the float64 reference with lengths")
+        n = nolen.get(_spot(r))  # the same configuration on the same machine
+        if n is not None:
+            part += f"; without sequence_length its final state drifts by " \
+                    f"{fmt.fmt_diff(n.metrics['final_state_err'])}"
+        parts.append(part)
+    status = rules.aggregate(outcomes)
     return Verdict(status, "; ".join(parts) + ".",
                    "static_rnn takes sequence_length (as tf.nn.rnn did): it zeroes outputs past each row's length "
                    "and carries the state, exactly like dynamic_rnn; what it cannot take is a sequence longer than "
@@ -509,9 +467,9 @@ def _j_dynamic_skips(records, c):
     for r in rs:
         ran, mx, t = r.metrics["cell_steps_run"], r.metrics["loop_steps_max"], int(r.params.get("seq_len", 0))
         outcomes.append(ran <= mx < t)
-        parts.append(f"{_describe(_cfg(r), _device(r))}: dynamic_rnn ran {int(ran)} cell steps per forward pass "
+        parts.append(f"{_at_record(r)}: dynamic_rnn ran {int(ran)} cell steps per forward pass "
                      f"for sequences padded to {t} steps whose longest row is {int(mx)}")
-    st = _aggregate(outcomes)
+    st = rules.aggregate(outcomes)
     return Verdict(st, "; ".join(parts) + ".",
                    "dynamic_rnn's while_loop stops at max(sequence_length) of the batch, so the padded tail past "
                    "the longest row is never computed. Shorter rows inside the batch still run every step up to "
@@ -527,15 +485,15 @@ def _j_seqlen_correctness(records, c):
         return base
     inv = {"holds": "does not hold", "does not hold": "holds"}.get(base.status, base.status)
     extra = ""
-    # unroll records: tf1_dynamic with lengths vs full at otherwise equal configuration
-    full = {(_cfg_key(r, ("lengths",))): r for r in _ok(records, "unroll", _DYN, "fwd_ms")
-            if r.params.get("lengths", "full") == "full"}
-    for r in _ok(records, "unroll", _DYN, "fwd_ms"):
-        if r.params.get("lengths", "full") != "full" and _cfg_key(r, ("lengths",)) in full:
-            f = full[_cfg_key(r, ("lengths",))]
-            extra += (f" unroll {_describe(_cfg(f, ('lengths',)), _device(r))}: dynamic_rnn forward "
-                      f"{_n(f.metrics['fwd_ms'])} ms with full lengths vs {_n(r.metrics['fwd_ms'])} ms with lengths "
-                      f"{r.params['lengths']}.")
+    # unroll records: tf1_dynamic with lengths vs full at an otherwise equal configuration, on the same machine
+    dyn = _ok(records, "unroll", _DYN, "fwd_ms")
+    full = {_spot(r, ("lengths",)): r for r in reversed(dyn) if r.params.get("lengths", "full") == "full"}
+    for r in dyn:
+        f = full.get(_spot(r, ("lengths",)))
+        if r.params.get("lengths", "full") != "full" and f is not None:
+            extra += (f" unroll {_at_record(f, ('lengths',))}: dynamic_rnn forward "
+                      f"{_val('fwd_ms', f.metrics['fwd_ms'])} with full lengths vs "
+                      f"{_val('fwd_ms', r.metrics['fwd_ms'])} with lengths {r.params['lengths']}.")
     why = ("in this TensorFlow dynamic_rnn's sequence_length is also a performance feature: its while_loop stops at "
            "the batch's longest row, so it saves the padded steps past it (the old documentation's 'more for "
            "correctness than performance' was written against the per-row cost: rows shorter than the longest are "
@@ -552,9 +510,9 @@ def _j_static_seqlen_skip(records, c):
     for r in rs:
         ran, mx, t = r.metrics["cell_steps_run"], r.metrics["loop_steps_max"], int(r.params.get("seq_len", 0))
         outcomes.append(ran <= mx < t)
-        parts.append(f"{_describe(_cfg(r), _device(r))}: static_rnn with sequence_length ran {int(ran)} cell steps "
+        parts.append(f"{_at_record(r)}: static_rnn with sequence_length ran {int(ran)} cell steps "
                      f"per forward pass of the {t} it built (longest row {int(mx)})")
-    st = _aggregate(outcomes)
+    st = rules.aggregate(outcomes)
     return Verdict(st, "; ".join(parts) + ".",
                    "static_rnn wraps each step past the batch's longest row in a cond that skips the cell: the "
                    "steps are built (graph size and build time still grow with seq_len) but not computed." if
@@ -567,10 +525,11 @@ def _j_dynamic_no_skip(records, c):
     if base.status == "not measured":
         return base
     inv = {"holds": "does not hold", "does not hold": "holds"}.get(base.status, base.status)
+    rows = str(seeds.SEED_003["lengths"]).split(":")[-1]
     return Verdict(inv, base.measured,
                    "the seed's inference does not hold in this TensorFlow: dynamic_rnn stops at the longest row of "
-                   "the batch (all rows are 20 long in its benchmark), so it computes only the first n steps. Its "
-                   "slow dynamic_rnn is better explained by per-iteration loop overhead (see the seed003 "
+                   f"the batch (all rows are {rows} long in its benchmark), so it computes only the first n steps. "
+                   "Its slow dynamic_rnn is better explained by per-iteration loop overhead (see the seed003 "
                    "experiment's verdict)." if inv == "does not hold" else base.why)
 
 
@@ -580,21 +539,22 @@ def _j_ref_lstm(records, c):
         others = _ok(records, "unroll", _DYN, "ref_abs_diff")
         return _not_measured(c, "no unroll record of tf1_dynamic with cell=lstm"
                              + (" (other cells: ref_abs_diff "
-                                + ", ".join(_n(r.metrics["ref_abs_diff"]) for r in others) + ")" if others else ""))
-    outcomes = [r.metrics["ref_abs_diff"] <= EXACT_ATOL for r in rs]
-    parts = [f"{_describe(_cfg(r), _device(r))}: max |dynamic_rnn - float64 NumPy LSTM| = "
-             f"{_n(r.metrics['ref_abs_diff'])} over outputs and final states" for r in rs]
-    st = _aggregate(outcomes)
+                                + ", ".join(fmt.fmt_diff(r.metrics["ref_abs_diff"]) for r in others) + ")"
+                                if others else ""))
+    outcomes = [rules.agrees(r.metrics["ref_abs_diff"]) for r in rs]
+    parts = [f"{_at_record(r)}: max |dynamic_rnn - float64 NumPy LSTM| = "
+             f"{fmt.fmt_diff(r.metrics['ref_abs_diff'])} over outputs and final states" for r in rs]
+    st = rules.aggregate(outcomes)
     return Verdict(st, "; ".join(parts) + ".",
-                   f"BasicLSTMCell + dynamic_rnn agrees with a textbook LSTM to float32 rounding (<= {EXACT_ATOL:g}), "
+                   f"BasicLSTMCell + dynamic_rnn agrees with a textbook LSTM to float32 rounding (<= {rules.ATOL:g}), "
                    "given BasicLSTMCell's conventions: gate order i, j, f, o in one kernel over [x, h], forget_bias "
                    "1.0 added to the forget gate, no peepholes or projection. No approximation." if st == "holds" else
-                   f"the difference exceeds {EXACT_ATOL:g} (see measured)" if st == "does not hold" else "see measured")
+                   f"the difference exceeds {rules.ATOL:g} (see measured)" if st == "does not hold" else "see measured")
 
 
-def _knob_pair(records, c, winner, loser, metrics, names, why_holds, why_not, at_least=MARGIN):
+def _knob_pair(records, c, winner, loser, metrics, names, why_holds, why_not, at_least=rules.MARGIN):
     return _speed_claim(records, c, experiment="knobs", winner=winner, loser=loser, metrics=metrics,
-                        seed_cfg=SEED_000, names=names, at_least=at_least, why_holds=why_holds, why_not=why_not)
+                        seed_cfg=seeds.SEED_000, names=names, at_least=at_least, why_holds=why_holds, why_not=why_not)
 
 
 def _j_pi(records, c):
@@ -606,14 +566,21 @@ def _j_pi(records, c):
                            "parallel_iterations only lets independent work (input projections, gradient "
                            "accumulation) run ahead. And 32 is already dynamic_rnn's default: setting it changes "
                            "nothing.")
-    hi = _pairs(records, "knobs", "dynamic_pi128", "dynamic_default", metric="fwd_ms")
-    if hi and v.status != "not measured":
+    if v.status == "not measured":
+        return v
+    # parallel_iterations=128 beside the judged pairs: at the same configuration, on the same machine
+    judged = {(p.spot, p.machine) for m in ("fwd_ms", "train_ms")
+              for p in _focus(_pairs(records, "knobs", "dynamic_default", "dynamic_pi1", metric=m),
+                              seeds.SEED_000)[0]}
+    hi = [p for p in _pairs(records, "knobs", "dynamic_pi128", "dynamic_default", metric="fwd_ms")
+          if (p.spot, p.machine) in judged]
+    if hi:
         p = hi[0]
         a = p.a if p.a.variant == "dynamic_pi128" else p.b
         b = p.b if a is p.a else p.a
-        v = Verdict(v.status, v.measured + f" parallel_iterations=128: forward {_n(a.metrics['fwd_ms'])} ms"
-                    + (f", train step {_n(a.metrics['train_ms'])} ms" if "train_ms" in a.metrics else "")
-                    + f" (vs {_n(b.metrics['fwd_ms'])} ms at 32).", v.why)
+        v = Verdict(v.status, v.measured + f" parallel_iterations=128: forward {_val('fwd_ms', a.metrics['fwd_ms'])}"
+                    + (f", train step {_val('train_ms', a.metrics['train_ms'])}" if "train_ms" in a.metrics else "")
+                    + f" (vs {_val('fwd_ms', b.metrics['fwd_ms'])} at 32).", v.why)
     return v
 
 
@@ -624,10 +591,10 @@ def _j_swap(records, c):
         p = cpu[0]
         s = p.a if p.a.variant == "dynamic_swap" else p.b
         d = p.b if s is p.a else p.a
-        cpu_text = (f"on CPU swap_memory=True: peak {_n(s.metrics['peak_mem_mb'])} MB, train step "
-                    f"{_n(s.metrics.get('train_ms', float('nan')))} ms vs off: {_n(d.metrics['peak_mem_mb'])} MB, "
-                    f"{_n(d.metrics.get('train_ms', float('nan')))} ms -- on a CPU there is no device memory to swap "
-                    "from")
+        cpu_text = (f"on CPU{_where(s)} swap_memory=True: peak {_val('peak_mem_mb', s.metrics['peak_mem_mb'])}, "
+                    f"train step {_val('train_ms', s.metrics.get('train_ms'))} vs off: "
+                    f"{_val('peak_mem_mb', d.metrics['peak_mem_mb'])}, {_val('train_ms', d.metrics.get('train_ms'))}"
+                    " -- on a CPU there is no device memory to swap from")
     g = _gpu_guard(records, c, cpu_text)
     if g is not None:
         return g
@@ -635,7 +602,7 @@ def _j_swap(records, c):
                       ("swap_memory=True", "swap_memory=False"),
                       why_holds="with swap_memory=True the while_loop's stacked activations go to host memory "
                                 "between the forward and backward pass, lowering GPU peak memory.",
-                      why_not="GPU peak memory did not drop by 10%: TensorFlow swaps only when it decides to, "
+                      why_not=f"GPU peak memory did not drop by {_MARGIN}: TensorFlow swaps only when it decides to, "
                               "and at this size the activations are small next to the rest.")
 
 
@@ -652,35 +619,36 @@ def _j_unstack(records, c):
     rs = [r for r in _ok(records, "knobs", "static_first_n") if "seed_code_runs" in r.metrics]
     if not rs:
         return _not_measured(c, "no knobs record for static_first_n")
-    # the seed's configuration (50 of 100 steps) first, then one with a static_full beside it
-    full_keys = {_cfg_key(f, ("first_n",)) for f in _ok(records, "knobs", "static_full")}
-    rs.sort(key=lambda r: (not _matches(r.params, {**SEED_000, "first_n": 50}),
-                           _cfg_key(r, ("first_n",)) not in full_keys))
+    # the seed's configuration (its num of its steps) first, then one with a static_full beside it (same machine)
+    fulls = {_spot(f, ("first_n",)): f for f in reversed(_ok(records, "knobs", "static_full"))}
+    num = seeds.SEED_000_FIGURES["unstack_num"]
+    rs.sort(key=lambda r: (not seeds.matches(r.params, {**seeds.SEED_000, "first_n": num}),
+                           _spot(r, ("first_n",)) not in fulls))
     r = rs[0]
-    full = [f for f in _ok(records, "knobs", "static_full") if _cfg_key(f, ("first_n",)) == _cfg_key(r, ("first_n",))]
+    f = fulls.get(_spot(r, ("first_n",)))
     n = r.params.get("first_n", r.details.get("first_n", "N"))
     t = r.params.get("seq_len")
     parts = []
     runs = r.metrics["seed_code_runs"] >= 1
     err = r.details.get("seed_code_error") or ""
-    parts.append(f"{_describe(_cfg(r, ('first_n',)), _device(r))}: the seed's line tf.unstack(inputs, num={n}, "
+    parts.append(f"{_at_record(r, ('first_n',))}: the seed's line tf.unstack(inputs, num={n}, "
                  f"axis=1) on {t} steps " + ("runs" if runs else f"fails: {err.rstrip('.')}"))
-    if full:
-        f = full[0]
+    if f is not None:
         for m in ("peak_mem_mb", "graph_nodes", "build_s", "train_ms"):
             if m in r.metrics and m in f.metrics:
-                parts.append(f"{_METRIC_WORDS.get(m, m)}: full {t} steps {_n(f.metrics[m])}{_UNITS.get(m, '')} vs "
-                             f"first {n} (sliced, then unstacked) {_n(r.metrics[m])}{_UNITS.get(m, '')}")
+                parts.append(f"{_METRIC_WORDS.get(m, m)}: full {t} steps {_val(m, f.metrics[m])} vs "
+                             f"first {n} (sliced, then unstacked) {_val(m, r.metrics[m])}")
     if "final_state_vs_full" in r.metrics:
-        parts.append(f"final state differs from the full sequence's by up to {_n(r.metrics['final_state_vs_full'])}")
-    saved = bool(full) and "peak_mem_mb" in full[0].metrics and \
-        _gain(r.metrics.get("peak_mem_mb", math.inf), full[0].metrics["peak_mem_mb"]) >= MARGIN
+        parts.append("final state differs from the full sequence's by up to "
+                     f"{fmt.fmt_diff(r.metrics['final_state_vs_full'])}")
+    saved = (f is not None and "peak_mem_mb" in f.metrics and "peak_mem_mb" in r.metrics
+             and rules.beats(r.metrics, f.metrics, "peak_mem_mb")[0])
     if not runs:
         st = "does not hold"
         why = ("as written the line raises: with a known time axis tf.unstack checks num against it ('Dimension "
-               "must be 50 but is 100'), and with an unknown one it fails when run. What works is slicing first, "
-               "tf.unstack(inputs[:, :N], axis=1); that " + ("does save memory" if saved else
-                                                            "saves little memory here")
+               f"must be {num} but is {seeds.SEED_000['seq_len']}'), and with an unknown one it fails when run. What "
+               "works is slicing first, tf.unstack(inputs[:, :N], axis=1); that "
+               + ("does save memory" if saved else "saves little memory here")
                + ", but it is a different model: steps after N are never seen.")
     else:
         st = "depends" if saved else "does not hold"
@@ -693,24 +661,26 @@ def _j_mixed(records, c):
     rs = _any(records, "precision", "tf1_dynamic_policy")
     if not rs:
         return _not_measured(c, "no precision record for tf1_dynamic_policy")
-    r = sorted(rs, key=lambda r: r.ok, reverse=True)[0]
+    r = sorted(rs, key=lambda r: not r.ok)[0]  # a successful record first, then select.rank
     if not r.ok:
-        return Verdict("does not hold", f"under a mixed_float16 global policy dynamic_rnn failed: {r.error}",
-                       "the policy breaks the TF1 graph instead of applying to it.")
+        return Verdict("does not hold", f"under a mixed_float16 global policy dynamic_rnn failed{_where(r)}: "
+                                        f"{r.error}", "the policy breaks the TF1 graph instead of applying to it.")
     runs = r.metrics.get("policy_runs", 0) >= 1
     f16 = int(r.metrics.get("policy_float16_matmuls", 0))
     f32 = int(r.metrics.get("policy_float32_matmuls", 0))
-    measured = (f"{_describe(_cfg(r), _device(r))}: after tf.keras.mixed_precision.set_global_policy('mixed_float16'),"
+    measured = (f"{_at_record(r)}: after tf.keras.mixed_precision.set_global_policy('mixed_float16'),"
                 f" dynamic_rnn {'ran' if runs else 'failed: ' + str(r.details.get('policy_error', ''))}; matmuls in "
                 f"its graph: {f16} float16, {f32} float32; output dtype {r.details.get('policy_output_dtype', '?')}")
-    cast = _ok(records, "precision", "tf1_dynamic_mixed_float16", "fwd_ms")
+    # rnnlab's own cast-based float16 dynamic_rnn, at the same configuration on the same machine
+    cast = [x for x in _ok(records, "precision", "tf1_dynamic_mixed_float16", "fwd_ms") if _spot(x) == _spot(r)]
     if cast:
         cm = cast[0].metrics
         measured += (f"; an explicit cast-based float16 dynamic_rnn (rnnlab's own) runs forward in "
-                     f"{_n(cm['fwd_ms'])} ms"
-                     + (f", {_n(cm['fwd_vs_float32'])}x its float32 time on this {_device(cast[0])}"
-                        if "fwd_vs_float32" in cm else "")
-                     + (f", drifting {_n(cm['max_abs_diff'])} from float32" if "max_abs_diff" in cm else ""))
+                     f"{_val('fwd_ms', cm['fwd_ms'])}"
+                     + (f", {fmt.fmt_ratio(cm['fwd_vs_float32'])} its float32 time on the same "
+                        f"{select.device_of(cast[0])}" if "fwd_vs_float32" in cm else "")
+                     + (f", drifting {fmt.fmt_diff(cm['max_abs_diff'])} from float32"
+                        if "max_abs_diff" in cm else ""))
     if runs and f16 > 0:
         return Verdict("holds", measured + ".", "the TF1 cells picked up the global policy and computed in float16.")
     return Verdict("does not hold", measured + ".",
@@ -732,20 +702,21 @@ def _j_shared(records, c):
         shares = m.get("wrong_builds_same_dim", 0) >= 1 and m.get("distinct_kernels_wrong", 1) < \
             m.get("distinct_kernels_right", 0)
         outcomes.append((shares, m.get("wrong_builds_diff_dim", 0) >= 1))
-        parts.append(f"{r.variant} ({r.params.get('cell')}, {r.params.get('units')} units): with input_dim == units "
-                     f"it {'builds' if m.get('wrong_builds_same_dim') else 'fails'}"
+        parts.append(f"{r.variant} ({r.params.get('cell')}, {r.params.get('units')} units){_where(r)}: with "
+                     f"input_dim == units it {'builds' if m.get('wrong_builds_same_dim') else 'fails'}"
                      + (f" with {int(m['distinct_kernels_wrong'])} kernel(s) against "
                         f"{int(m['distinct_kernels_right'])} in a correct stack"
                         if "distinct_kernels_wrong" in m else "")
                      + "; with input_dim != units it "
                      + ("builds" if m.get("wrong_builds_diff_dim") else "fails to build"))
-    if all(s and d for s, d in outcomes):
+    d, u = seeds.SEED_000["input_dim"], seeds.SEED_000["units"]
+    if all(s and d_ for s, d_ in outcomes):
         st, why = "holds", "one cell object means one set of weights for every layer."
-    elif all(s and not d for s, d in outcomes):
+    elif all(s and not d_ for s, d_ in outcomes):
         st, why = "depends", ("the layers do share one set of weights, but only when input_dim == units; otherwise "
-                              "(the seed's own sizes: 64 inputs, 128 units) the first layer builds the kernel for "
-                              "64 + 128 rows and the second layer's 128 + 128 do not fit: a MatMul shape error, not "
-                              "silent sharing.")
+                              f"(the seed's own sizes: {d} inputs, {u} units) the first layer builds the kernel for "
+                              f"{d} + {u} rows and the second layer's {u} + {u} do not fit: a MatMul shape error, "
+                              "not silent sharing.")
     elif not any(s for s, _ in outcomes):
         st, why = "does not hold", "the shared stack did not end up with shared weights here."
     else:
@@ -762,7 +733,8 @@ def _j_state_tuple(records, c):
     right_ok = r.metrics.get("check_passed", 0) >= 1
     measured = (f"a concatenated [c, h] tensor as an LSTM initial_state: {'fails' if wrong_fails else 'runs'}"
                 + (f" ({r.details.get('error_summary') or r.details.get('error_type')})" if wrong_fails else "")
-                + f"; LSTMStateTuple(c, h): {'works and matches the reference' if right_ok else 'fails its check'}.")
+                + f"; LSTMStateTuple(c, h): {'works and matches the reference' if right_ok else 'fails its check'}"
+                + f"{_where(r)}.")
     st = "holds" if wrong_fails and right_ok else "does not hold"
     return Verdict(st, measured, "with state_is_tuple=True (the default) an LSTM state is LSTMStateTuple(c, h); a "
                    "single tensor is refused, with a message that does not mention the state." if st == "holds" else
@@ -780,14 +752,14 @@ def _j_input_shape(records, c):
         outcomes.append(not silent)
         parts.append("time-major data given to a batch-major dynamic_rnn "
                      + ("runs without any error" + (f" (outputs off by up to "
-                                                    f"{_n(tm[0].metrics['max_abs_diff_vs_correct'])})"
+                                                    f"{fmt.fmt_diff(tm[0].metrics['max_abs_diff_vs_correct'])})"
                                                     if "max_abs_diff_vs_correct" in tm[0].metrics else "")
-                        if silent else "raises an error"))
+                        if silent else "raises an error") + _where(tm[0]))
     if d2:
         err = d2[0].metrics["wrong_builds"] < 1
         outcomes.append(err)
-        parts.append("a 2-D [batch, features] input " + ("raises a shape error" if err else "runs"))
-    st = _aggregate(outcomes)
+        parts.append("a 2-D [batch, features] input " + ("raises a shape error" if err else "runs") + _where(d2[0]))
+    st = rules.aggregate(outcomes)
     return Verdict(st, "; ".join(parts) + ".",
                    "a wrong rank is caught, but a wrong layout of the right rank is not: dynamic_rnn reads the "
                    "first axis as the batch whatever it holds, so [time, batch, features] data runs silently with "
@@ -797,11 +769,12 @@ def _j_input_shape(records, c):
 
 
 def _j_seed003_run(records, c):
+    rows = str(seeds.SEED_003["lengths"]).split(":")[-1]
     return _seed003(records, c, "steps_per_s", higher=True,
                     why_holds="static_rnn runs training steps faster once warm.",
                     why_not="once warm static_rnn is not meaningfully faster here; see the seed003 experiment's "
-                            "verdict: both loops stop at the longest row (20), so what separates them is per-step "
-                            "overhead, not padding.")
+                            f"verdict: both loops stop at the longest row ({rows}), so what separates them is "
+                            "per-step overhead, not padding.")
 
 
 def _j_seed003_build(records, c):
@@ -811,28 +784,38 @@ def _j_seed003_build(records, c):
                     why_not="static_rnn is not meaningfully slower to build here.")
 
 
+_S3 = seeds.SEED_003_FIGURES
+
+
 def _seed003(records, c, metric, *, higher, why_holds, why_not):
+    """Static against dynamic in the seed003 experiment, by ``rules.beats`` (the Variable-lengths page asks
+    ``verdict("s003_...", records)`` for the same answer)."""
     pairs = _pairs(records, "seed003", "static", "dynamic", metric=metric)
     if not pairs:
         return _not_measured(c, f"no seed003 records with both static and dynamic {metric}")
-    focus, at_seed = _focus(pairs, SEED_003)
+    focus, at_seed = _focus(pairs, seeds.SEED_003)
     outcomes, parts = [], []
     for p in focus:
         s = p.a if p.a.variant == "static" else p.b
         d = p.b if s is p.a else p.a
         vs, vd = s.metrics[metric], d.metrics[metric]
-        if higher:  # steps/s: static faster when vs >= vd / (1 - MARGIN)
-            outcomes.append(_gain(1 / vs, 1 / vd) >= MARGIN)
-            parts.append(f"{_at(p, at_seed, SEED_003)}: static {_n(vs)} vs dynamic {_n(vd)} steps/s once warm "
-                         f"(static/dynamic {_n(vs / vd)}x; the seed: 20.3 vs 5.41, 3.8x)")
-        else:  # build seconds: static slower when dynamic saves >= MARGIN
-            outcomes.append(_gain(vd, vs) >= MARGIN)
-            parts.append(f"{_at(p, at_seed, SEED_003)}: building static {_n(vs)} s vs dynamic {_n(vd)} s"
-                         + (f"; first interval {_n(s.metrics['first_interval_steps_per_s'])} vs "
-                            f"{_n(d.metrics['first_interval_steps_per_s'])} steps/s (the seed: 2.94 vs 5.27)"
-                            if "first_interval_steps_per_s" in s.metrics and "first_interval_steps_per_s" in d.metrics
+        if higher:  # steps/s, a rate: static runs faster
+            ok, noise = rules.beats(s.metrics, d.metrics, metric, higher=True)
+            seed_s, seed_d = _S3["static"]["steps_per_s"], _S3["dynamic"]["steps_per_s"]
+            parts.append(f"{_at(p, at_seed, seeds.SEED_003)}: static {fmt.fmt_value(vs)} vs dynamic "
+                         f"{fmt.fmt_value(vd)} steps/s once warm (static/dynamic {fmt.fmt_ratio(vs / vd)}{noise}; the "
+                         f"seed: {fmt.fmt_value(seed_s)} vs {fmt.fmt_value(seed_d)}, {fmt.fmt_ratio(seed_s / seed_d)})")
+        else:  # build seconds: static builds slower, i.e. dynamic saves at least the margin
+            ok, noise = rules.beats(d.metrics, s.metrics, metric)
+            key = "first_interval_steps_per_s"
+            parts.append(f"{_at(p, at_seed, seeds.SEED_003)}: building static {_val('build_s', vs)} vs dynamic "
+                         f"{_val('build_s', vd)}{noise}"
+                         + (f"; first interval {fmt.fmt_value(s.metrics[key])} vs {fmt.fmt_value(d.metrics[key])} "
+                            f"steps/s (the seed: {fmt.fmt_value(_S3['static'][key])} vs "
+                            f"{fmt.fmt_value(_S3['dynamic'][key])})" if key in s.metrics and key in d.metrics
                             else ""))
-    st = _aggregate(outcomes)
+        outcomes.append(ok)
+    st = rules.aggregate(outcomes)
     return Verdict(st, "; ".join(parts) + ".", why_holds if st == "holds" else why_not if st == "does not hold"
                    else "the configurations disagree (see measured)")
 
@@ -847,7 +830,7 @@ def _j_cudnn(records, c):
                 f"{'runs' if m.get('keras3_call_ok') else 'fails'}; cuDNN-eligible by Keras 3's rules: "
                 f"{'yes' if m.get('cudnn_eligible') else 'no'}"
                 + (f"; trainable weights Keras sees: {int(m['keras3_trainable_weights'])}"
-                   if "keras3_trainable_weights" in m else "") + f" ({_device(r)}).")
+                   if "keras3_trainable_weights" in m else "") + f" ({select.device_of(r)}){_where(r)}.")
     st = "holds" if m.get("cudnn_eligible") and m.get("keras3_call_ok") else "does not hold"
     return Verdict(st, measured, "keras.layers.RNN(cell) always runs the generic step loop; only keras.layers.LSTM/GRU "
                    "with default activations on a GPU can take the cuDNN kernel, and a TF1 cell is no Keras 3 cell at "
@@ -861,97 +844,90 @@ def _j_tf_function(records, c):
         why_holds="a traced train step skips Python and eager op dispatch per op, per time step.",
         why_not="the traced train step is not meaningfully faster here.")
 
-
 # ---------------------------------------------------------------------------------------------------------------------
-# the claims
+# the claims (their runs are plans: ``Claim.plan()``; ``Claim.command`` is the plan's CLI command)
 
-_U = "python -m rnnlab run unroll"
-_K = "python -m rnnlab run knobs"
+_SAME = object()  # the run measures exactly the claim's variants
+_F0 = seeds.SEED_000_FIGURES
+_F3 = seeds.SEED_003_FIGURES
 
 
-def _c(id, seed, section, text, experiment, preset, variants, command, judge, device="any") -> Claim:
-    return Claim(id, SEED_FILES[seed], section, text, experiment, preset, tuple(variants), command, judge, device)
+def _c(id, seed, section, text, experiment, preset, variants, judge, device="any", *,
+       sets: Mapping[str, Any] | None = None, run: Any = _SAME) -> Claim:
+    """A claim; ``sets``: the run's parameters over the preset's (a list: a sweep); ``run``: the variants the run
+    measures (default the claim's; None: the preset's)."""
+    overrides = tuple((k, tuple(v) if isinstance(v, (list, tuple)) else v) for k, v in (sets or {}).items())
+    run_variants = tuple(variants) if run is _SAME else None if run is None else tuple(run)
+    return Claim(id, seeds.SEED_FILES[seed], section, text, experiment, preset, tuple(variants), judge, device,
+                 overrides, run_variants)
+
+
+def _v(x: float) -> str:
+    return fmt.fmt_value(x)
 
 
 CLAIMS: tuple[Claim, ...] = (
-    _c("s000_memory", "000", "3.1", "static_rnn peak memory 1243 MB vs dynamic_rnn 876 MB (dynamic ~30% less)",
-       "unroll", "seed", (_STATIC, _DYN), f"{_U} --preset seed --variants tf1_static,tf1_dynamic", _j_memory),
+    _c("s000_memory", "000", "3.1", f"static_rnn peak memory {_v(_F0['peak_mb'][_STATIC])} MB vs dynamic_rnn "
+       f"{_v(_F0['peak_mb'][_DYN])} MB (dynamic ~30% less)", "unroll", "seed", (_STATIC, _DYN), _j_memory),
     _c("s000_memory_long", "000", "3.1", "dynamic_rnn's memory advantage is largest for long sequences",
-       "unroll", "seed", (_STATIC, _DYN),
-       f"{_U} --preset seed --set seq_len=25,50,100,200 --variants tf1_static,tf1_dynamic", _j_memory_long),
-    _c("s000_cpu_speed", "000", "3.2", "dynamic_rnn about 20% faster on CPU (static 482 ms vs dynamic 387 ms)",
-       "unroll", "seed", (_STATIC, _DYN), f"{_U} --preset seed --variants tf1_static,tf1_dynamic", _j_speed, "CPU"),
-    _c("s000_gpu_speed", "000", "3.2", "dynamic_rnn about 28% faster on GPU (static 156 ms vs dynamic 112 ms)",
-       "unroll", "seed", (_STATIC, _DYN), f"{_U} --preset seed --set device=gpu --variants tf1_static,tf1_dynamic",
-       _j_speed, "GPU"),
+       "unroll", "seed", (_STATIC, _DYN), _j_memory_long, sets={"seq_len": [25, 50, 100, 200]}),
+    _c("s000_cpu_speed", "000", "3.2", f"dynamic_rnn about 20% faster on CPU (static {_v(_F0['cpu_ms'][_STATIC])} ms "
+       f"vs dynamic {_v(_F0['cpu_ms'][_DYN])} ms)", "unroll", "seed", (_STATIC, _DYN), _j_speed, "CPU"),
+    _c("s000_gpu_speed", "000", "3.2", f"dynamic_rnn about 28% faster on GPU (static {_v(_F0['gpu_ms'][_STATIC])} ms "
+       f"vs dynamic {_v(_F0['gpu_ms'][_DYN])} ms)", "unroll", "seed", (_STATIC, _DYN), _j_speed, "GPU",
+       sets={"device": "gpu"}),
     _c("s000_graph_size", "000", "4.2", "static_rnn makes every time step a graph node: large graphs for long "
-       "sequences; dynamic_rnn's while_loop keeps the graph small", "unroll", "seed", (_STATIC, _DYN),
-       f"{_U} --preset seed --variants tf1_static,tf1_dynamic", _j_graph),
+       "sequences; dynamic_rnn's while_loop keeps the graph small", "unroll", "seed", (_STATIC, _DYN), _j_graph),
     _c("s000_static_no_varlen", "000", "3.3", "static_rnn cannot take variable-length sequences directly (padding "
-       "and masking by hand)", "varlen", "quick", ("tf1_static", "tf1_static_nolen"),
-       "python -m rnnlab run varlen --preset quick --variants tf1_static,tf1_static_nolen,tf1_dynamic",
-       _j_static_varlen),
+       "and masking by hand)", "varlen", "quick", ("tf1_static", "tf1_static_nolen"), _j_static_varlen,
+       run=("tf1_static", "tf1_static_nolen", "tf1_dynamic")),
     _c("s000_dynamic_skips_padding", "000", "4.1", "dynamic_rnn handles sequence lengths automatically, skipping "
-       "the padded part of the computation", "seed003", "seed", ("dynamic",),
-       "python -m rnnlab run seed003 --preset seed --variants dynamic", _j_dynamic_skips),
+       "the padded part of the computation", "seed003", "seed", ("dynamic",), _j_dynamic_skips),
     _c("s000_parallel_iterations", "000", "5.3", "parallel_iterations=32 increases parallelism (a speed-up for "
-       "dynamic_rnn)", "knobs", "seed", ("dynamic_pi1", "dynamic_default", "dynamic_pi128"),
-       f"{_K} --preset seed --variants dynamic_pi1,dynamic_default,dynamic_pi128", _j_pi),
+       "dynamic_rnn)", "knobs", "seed", ("dynamic_pi1", "dynamic_default", "dynamic_pi128"), _j_pi),
     _c("s000_swap_memory", "000", "5.3", "swap_memory=True lets dynamic_rnn swap GPU memory to the CPU (less GPU "
-       "memory)", "knobs", "seed", ("dynamic_default", "dynamic_swap"),
-       f"{_K} --preset seed --set device=gpu --variants dynamic_default,dynamic_swap", _j_swap, "GPU"),
+       "memory)", "knobs", "seed", ("dynamic_default", "dynamic_swap"), _j_swap, "GPU", sets={"device": "gpu"}),
     _c("s000_time_major", "000", "5.3", "time_major=False ((batch, time, features)) is a dynamic_rnn performance "
-       "setting", "knobs", "seed", ("dynamic_default", "dynamic_time_major"),
-       f"{_K} --preset seed --variants dynamic_default,dynamic_time_major", _j_time_major),
-    _c("s000_unstack_num", "000", "5.3", "tf.unstack(inputs, num=50, axis=1) unrolls only the first 50 steps and "
-       "saves static_rnn memory", "knobs", "seed", ("static_full", "static_first_n"),
-       f"{_K} --preset seed --variants static_full,static_first_n", _j_unstack),
+       "setting", "knobs", "seed", ("dynamic_default", "dynamic_time_major"), _j_time_major),
+    _c("s000_unstack_num", "000", "5.3", f"tf.unstack(inputs, num={_F0['unstack_num']}, axis=1) unrolls only the "
+       f"first {_F0['unstack_num']} steps and saves static_rnn memory", "knobs", "seed",
+       ("static_full", "static_first_n"), _j_unstack),
     _c("s000_shared_cells", "000", "6.1", "MultiRNNCell([cell] * 3) makes all layers share parameters",
-       "pitfalls", "quick", ("tf1_shared_dynamic", "tf1_shared_static"),
-       "python -m rnnlab run pitfalls --preset quick --variants tf1_shared_dynamic,tf1_shared_static", _j_shared),
+       "pitfalls", "quick", ("tf1_shared_dynamic", "tf1_shared_static"), _j_shared),
     _c("s000_input_shape", "000", "6.2", "input shape mistakes show up as dimension errors: feed [batch_size, "
-       "time_steps, input_dim]", "pitfalls", "quick", ("shape_time_major", "shape_2d_input"),
-       "python -m rnnlab run pitfalls --preset quick --variants shape_time_major,shape_2d_input", _j_input_shape),
+       "time_steps, input_dim]", "pitfalls", "quick", ("shape_time_major", "shape_2d_input"), _j_input_shape),
     _c("s000_state_is_tuple", "000", "6.2", "for LSTMCell make sure state_is_tuple=True (state is (c, h))",
-       "pitfalls", "quick", ("shape_state_is_tuple",),
-       "python -m rnnlab run pitfalls --preset quick --variants shape_state_is_tuple", _j_state_tuple),
+       "pitfalls", "quick", ("shape_state_is_tuple",), _j_state_tuple),
     _c("s000_mixed_precision", "000", "6.3", "with a mixed_float16 global policy dynamic_rnn supports mixed "
        "precision automatically", "precision", "quick", ("tf1_dynamic_policy", "tf1_dynamic_mixed_float16"),
-       "python -m rnnlab run precision --preset quick", _j_mixed),
+       _j_mixed, run=None),
     _c("s000_short_static", "000", "5.2", "static_rnn is a fine choice for very short, fixed-length sequences",
-       "unroll", "quick", (_STATIC, _DYN), f"{_U} --preset quick --variants tf1_static,tf1_dynamic",
-       _j_short_static),
+       "unroll", "quick", (_STATIC, _DYN), _j_short_static),
     _c("s000_keras_faster", "000", "7", "TF2's Keras LSTM/GRU/RNN layers perform better than dynamic_rnn and "
-       "static_rnn", "unroll", "seed", (_STATIC, _DYN, "keras"),
-       f"{_U} --preset seed --variants tf1_static,tf1_dynamic,keras", _j_keras),
+       "static_rnn", "unroll", "seed", (_STATIC, _DYN, "keras"), _j_keras),
     _c("s001_seqlen_correctness", "001", "question", "dynamic_rnn's sequence_length is for correctness, not "
-       "performance (unlike rnn())", "seed003", "seed", ("dynamic",),
-       "python -m rnnlab run seed003 --preset seed --variants dynamic", _j_seqlen_correctness),
+       "performance (unlike rnn())", "seed003", "seed", ("dynamic",), _j_seqlen_correctness),
     _c("s001_static_seqlen_skip", "001", "question", "static rnn() with sequence_length does not compute steps "
-       "past the minibatch's longest sequence, saving time", "seed003", "seed", ("static",),
-       "python -m rnnlab run seed003 --preset seed --variants static", _j_static_seqlen_skip),
+       "past the minibatch's longest sequence, saving time", "seed003", "seed", ("static",), _j_static_seqlen_skip),
     _c("s001_ref_lstm", "001", "question", "BasicLSTMCell + dynamic_rnn computes the same as a reference LSTM "
-       "(no approximation)", "unroll", "quick", (_DYN,),
-       f"{_U} --preset quick --set cell=lstm --variants tf1_dynamic,tf1_static", _j_ref_lstm),
+       "(no approximation)", "unroll", "quick", (_DYN,), _j_ref_lstm, sets={"cell": "lstm"}, run=(_DYN, _STATIC)),
     _c("s001_static_build_slow", "001", "answer 1", "static rnn graph creation is slow; dynamic_rnn builds faster",
-       "unroll", "seed", (_STATIC, _DYN), f"{_U} --preset seed --variants tf1_static,tf1_dynamic", _j_build),
+       "unroll", "seed", (_STATIC, _DYN), _j_build),
     _c("s001_dynamic_not_slower", "001", "answer 1", "dynamic_rnn is as fast as static_rnn or faster",
-       "unroll", "seed", (_STATIC, _DYN), f"{_U} --preset seed --variants tf1_static,tf1_dynamic", _j_not_slower),
-    _c("s003_static_runs_faster", "003", "conclusion", "for variable-length batches static_rnn runs faster: 20.3 "
-       "vs 5.41 steps/s once warm (3.8x)", "seed003", "seed", ("static", "dynamic"),
-       "python -m rnnlab run seed003 --preset seed", _j_seed003_run),
-    _c("s003_static_builds_slower", "003", "conclusion", "static_rnn builds slower (first 100 steps: 2.94 vs 5.27 "
-       "steps/s)", "seed003", "seed", ("static", "dynamic"), "python -m rnnlab run seed003 --preset seed",
-       _j_seed003_build),
+       "unroll", "seed", (_STATIC, _DYN), _j_not_slower),
+    _c("s003_static_runs_faster", "003", "conclusion", "for variable-length batches static_rnn runs faster: "
+       f"{_v(_F3['static']['steps_per_s'])} vs {_v(_F3['dynamic']['steps_per_s'])} steps/s once warm "
+       f"({fmt.fmt_ratio(_F3['static']['steps_per_s'] / _F3['dynamic']['steps_per_s'])})", "seed003", "seed",
+       ("static", "dynamic"), _j_seed003_run, run=None),
+    _c("s003_static_builds_slower", "003", "conclusion", "static_rnn builds slower (first 100 steps: "
+       f"{_v(_F3['static']['first_interval_steps_per_s'])} vs {_v(_F3['dynamic']['first_interval_steps_per_s'])} "
+       "steps/s)", "seed003", "seed", ("static", "dynamic"), _j_seed003_build, run=None),
     _c("s003_dynamic_no_skip", "003", "text", "dynamic_rnn does not compute only the first n steps of a length-n "
-       "sequence ('it is not the case')", "seed003", "seed", ("dynamic",),
-       "python -m rnnlab run seed003 --preset seed --variants dynamic", _j_dynamic_no_skip),
+       "sequence ('it is not the case')", "seed003", "seed", ("dynamic",), _j_dynamic_no_skip),
     _c("s004_cudnn", "004", "model", "keras RNN(tf.compat.v1 LSTMCell) is cuDNN-based and greatly speeds up "
-       "training", "migrate", "seed", ("seed004_construct",),
-       "python -m rnnlab run migrate --preset seed --variants seed004_construct", _j_cudnn),
+       "training", "migrate", "seed", ("seed004_construct",), _j_cudnn),
     _c("s004_tf_function", "004", "train_step", "tf.function compiles the train step into an efficient graph: "
-       "noticeably faster training", "training", "seed", ("keras", "keras_eager"),
-       "python -m rnnlab run training --preset seed --variants keras,keras_eager", _j_tf_function),
+       "noticeably faster training", "training", "seed", ("keras", "keras_eager"), _j_tf_function),
 )
 BY_ID: dict[str, Claim] = {c.id: c for c in CLAIMS}
 
@@ -965,13 +941,13 @@ def get(claim_id: str) -> Claim:
 
 
 def verdict(claim_id: str, records: Iterable[Record]) -> Verdict:
-    """One claim judged on ``records``."""
+    """One claim judged on ``records`` (the Claims table's verdict for it, on the same records)."""
     return get(claim_id).verdict(records)
 
 
 def evaluate(records: Iterable[Record], claims: Sequence[Claim] = CLAIMS) -> list[tuple[Claim, Verdict]]:
     """Every claim judged on the same records (typically ``baseline.combined(store)``)."""
-    recs = _dedupe(records)
+    recs = select.dedupe(records)
     return [(c, c.judge(recs, c)) for c in claims]
 
 

@@ -1,4 +1,4 @@
-"""Which unrolling variant to use, from stored ``unroll`` records for one configuration and device (pure).
+"""Which unrolling variant to use, from stored ``unroll`` records for one configuration, device and machine (pure).
 
 Three goals, each answered with the measured margin over the runner-up:
 
@@ -11,10 +11,13 @@ Three goals, each answered with the measured margin over the runner-up:
 - ``memory``: the lowest ``peak_mem_mb``.
 
 Records: those of ``experiment`` ("unroll") whose params include ``config`` (a subset: ``{"cell": "lstm",
-"seq_len": 100}``) on ``device`` ("CPU"/"GPU"; None: the device of this machine's newest record). When several
-configurations match, the one with the most measured variants is used (newest on ties) and ``notes`` says so. One
-record per variant: this machine's over an imported one over a bundled one, then the newest. Failed variants are
-listed with their reasons in ``failed``, variants never measured in ``missing``; neither stops a recommendation.
+"seq_len": 100}``) on ``device`` ("CPU"/"GPU"; None: the device of this machine's newest record), of the
+``variants`` asked for. They are grouped by ``rnnlab.judge.select.groups`` (one configuration, device and machine
+each: two machines' records are never ranked against each other) and the group ``select.headline`` picks is used
+(the most measured variants, then the best source, then the newest); ``notes`` says when others matched. One record
+per variant: ``select.best``. Failed variants are listed with their reasons in ``failed``, variants never measured
+in ``missing``; neither stops a recommendation. A margin within ``rules.MARGIN`` is a tie (``rules.about_same``),
+as every page says it.
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from rnnlab.core import format as fmt
+from rnnlab.core import rules
 from rnnlab.core.record import Record
+from rnnlab.judge import select
 
 GOALS = ("build_plus_n", "steady_train", "memory")
-_IGNORE = ("repeats", "warmup", "timeout_s", "device")
-_RANK = {"local": 0, "imported": 1, "baseline": 2}
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class Pick:
     ranking: tuple[tuple[str, float], ...] = ()
     break_even_steps: float | None = None  # build_plus_n: steps beyond which the steady-state winner wins
     text: str = ""
+    tie: bool = False  # the runner-up is within rules.MARGIN: about the same
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,7 @@ class Recommendation:
     failed: dict[str, str] = field(default_factory=dict)
     missing: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    source: str = ""  # select.source_note of the records ranked: whose machine
 
     @property
     def text(self) -> str:
@@ -66,35 +72,21 @@ class Recommendation:
         return "\n".join(lines)
 
 
-def _cfg(r: Record) -> dict:
-    return {k: v for k, v in r.params.items() if k not in _IGNORE}
+def measure_plan(config: Mapping[str, Any], variants: Sequence[str] = (), *, experiment: str = "unroll"):
+    """The run that makes the records a recommendation at ``config`` needs, as an ``api.Plan`` (``.command()``).
+    The memory check is the run's own (not applied here). Raises ``RnnlabError`` for a value the run refuses."""
+    from rnnlab.engine import api
+
+    return api.plan(experiment, overrides=dict(config), variants=list(variants) or None, available_mb=math.inf)
 
 
-def _key(d: Mapping) -> tuple:
-    return tuple(sorted((k, repr(v)) for k, v in d.items()))
+def _run_hint(config: Mapping[str, Any], variants: Sequence[str] | None, experiment: str) -> str:
+    from rnnlab.core.errors import RnnlabError
 
-
-def _n(v: float, unit: str = "") -> str:
-    if v is None or not math.isfinite(v):
-        return "–"
-    a = abs(v)
-    s = f"{v:,.0f}" if a >= 100 else f"{v:.1f}" if a >= 10 else f"{v:.2f}" if a >= 1 else f"{v:.3g}"
-    return s + unit
-
-
-def _best_per_variant(records: Iterable[Record]) -> dict[str, Record]:
-    best: dict[str, Record] = {}
-    for r in records:
-        cur = best.get(r.variant)
-        if cur is None:
-            best[r.variant] = r
-            continue
-        # an ok record beats a failed one; then source; then newest
-        a = (not r.ok, _RANK.get(r.source, 3))
-        b = (not cur.ok, _RANK.get(cur.source, 3))
-        if a < b or (a == b and r.created_at > cur.created_at):
-            best[r.variant] = r
-    return best
+    try:
+        return f"; run `{measure_plan(config, variants or (), experiment=experiment).command()}`"
+    except RnnlabError:
+        return ""
 
 
 def cost(r: Record, goal: str, n_steps: int, mode: str) -> float | None:
@@ -128,36 +120,37 @@ _UNIT = {"build_plus_n": " s", "steady_train": " ms", "memory": " MB"}
 def recommend(records: Iterable[Record], *, config: Mapping[str, Any] | None = None, device: str | None = None,
               n_steps: int = 1000, mode: str = "train", variants: Sequence[str] | None = None,
               experiment: str = "unroll") -> Recommendation:
-    """The fastest variant for build + ``n_steps`` steps, for steady-state steps, and the leanest in memory."""
+    """The fastest variant for build + ``n_steps`` steps, for steady-state steps, and the leanest in memory, from
+    one machine's records at one configuration and device."""
     if mode not in ("train", "forward"):
         raise ValueError(f"mode={mode!r}: expected 'train' or 'forward'")
     config = dict(config or {})
-    recs = [r for r in records if r.experiment == experiment
+    recs = [r for r in records if r.experiment == experiment and (variants is None or r.variant in variants)
             and all(r.params.get(k) == v for k, v in config.items())]
     notes: list[str] = []
     if device is None and recs:
         local = [r for r in recs if r.source == "local"] or recs
-        device = str(max(local, key=lambda r: r.created_at).env.get("device") or "CPU").upper()
+        device = select.device_of(max(local, key=lambda r: r.created_at))
+        device = "CPU" if device == "?" else device
     if device is not None:
         device = device.upper()
-        recs = [r for r in recs if str(r.env.get("device") or "").upper() == device]
-    groups: dict[tuple, list[Record]] = {}
-    for r in recs:
-        groups.setdefault(_key(_cfg(r)), []).append(r)
-    chosen: list[Record] = []
-    if groups:
-        def score(g):
-            per = _best_per_variant(g)
-            return (sum(r.ok for r in per.values()), max(r.created_at for r in g))
-
-        chosen = max(groups.values(), key=score)
-        if len(groups) > 1:
-            notes.append(f"{len(groups)} configurations match; using the one with the most measured variants "
-                         f"({_describe(_cfg(chosen[0]))}). Give more of the configuration to choose another.")
-    cfg = _cfg(chosen[0]) if chosen else dict(config)
-    per = _best_per_variant(chosen)
-    if variants is not None:
-        per = {v: r for v, r in per.items() if v in variants}
+        recs = [r for r in recs if select.device_of(r) == device]
+    groups = select.groups(recs)
+    chosen = select.headline(groups)
+    per: dict[str, Record] = dict(chosen.records) if chosen is not None else {}
+    cfg = dict(chosen.config) if chosen is not None else dict(config)
+    if chosen is not None:
+        configs = {select.config_key(g.config) for g in groups}
+        if len(configs) > 1:
+            notes.append(f"{len(configs)} configurations match; using the one with the most measured variants "
+                         f"({_describe(cfg)}). Give more of the configuration to choose another.")
+        others = [g for g in groups if g is not chosen and select.config_key(g.config) == select.config_key(cfg)]
+        if others:
+            whose = sorted({select.origin(next(iter(g.records.values()))) for g in others})
+            notes.append(f"Also stored at this configuration: records from {'; '.join(whose)}. One machine's "
+                         "records are never ranked against another's.")
+        if chosen.source != "local":
+            notes.append(f"From {chosen.note()}.")
     ok = {v: r for v, r in per.items() if r.ok}
     failed = {v: str(r.error) for v, r in per.items() if not r.ok}
     if variants is None:
@@ -167,27 +160,22 @@ def recommend(records: Iterable[Record], *, config: Mapping[str, Any] | None = N
     else:
         expected = list(variants)
     missing = tuple(v for v in expected if v not in per)
-    if any(r.source != "local" for r in ok.values()):
-        srcs = sorted({f"{r.source} record from {r.machine}" for r in ok.values() if r.source != "local"})
-        notes.append("Includes " + ", ".join(srcs) + ".")
-
     picks: dict[str, Pick] = {}
     for goal in GOALS:
         ranking = sorted(((v, c) for v, r in ok.items() if (c := cost(r, goal, n_steps, mode)) is not None),
                          key=lambda t: t[1])
-        picks[goal] = _pick(goal, ranking, ok, n_steps, mode, device, cfg)
+        picks[goal] = _pick(goal, ranking, ok, n_steps, mode, device, cfg,
+                            hint=_run_hint(cfg, variants, experiment) if not ranking else "")
     return Recommendation(config=cfg, device=device, n_steps=n_steps, mode=mode, picks=picks, failed=failed,
-                          missing=missing, notes=tuple(notes))
+                          missing=missing, notes=tuple(notes), source=chosen.note() if chosen is not None else "")
 
 
 def _describe(p: Mapping) -> str:
-    from rnnlab.core.format import fmt_params
-
-    return fmt_params(dict(p))
+    return fmt.fmt_params(dict(p))
 
 
 def _pick(goal: str, ranking: list, ok: Mapping[str, Record], n_steps: int, mode: str, device: str | None,
-          cfg: Mapping) -> Pick:
+          cfg: Mapping, hint: str = "") -> Pick:
     unit = _UNIT[goal]
     step_word = "training steps" if mode == "train" else "forward passes"
     what = {"build_plus_n": f"building and then {n_steps:,} {step_word}",
@@ -196,25 +184,26 @@ def _pick(goal: str, ranking: list, ok: Mapping[str, Record], n_steps: int, mode
     where = f" on {device}" if device else ""
     if not ranking:
         return Pick(goal, None, None, unit.strip(),
-                    text=f"{what.capitalize()}: nothing measured{where} for this configuration; run "
-                         f"`python -m rnnlab run unroll` with it.")
+                    text=f"{what.capitalize()}: nothing measured{where} for this configuration{hint}.")
     best, val = ranking[0]
-    text = f"{what.capitalize()}{where}: {best} ({_n(val, unit)})"
+    text = f"{what.capitalize()}{where}: {best} ({fmt.fmt_value(val)}{unit})"
     ru = ruv = margin = None
+    tie = False
     if len(ranking) > 1:
         ru, ruv = ranking[1]
         margin = ruv / val - 1 if val > 0 else None
-        text += (f", {margin * 100:.0f}% ahead of {ru} ({_n(ruv, unit)})" if margin is not None
-                 else f", ahead of {ru} ({_n(ruv, unit)})")
-        if margin is not None and margin < 0.05:
-            text += " -- within 5%, a tie in practice"
+        text += (f", {fmt.fmt_percent(margin)} ahead of {ru} ({fmt.fmt_value(ruv)}{unit})" if margin is not None
+                 else f", ahead of {ru} ({fmt.fmt_value(ruv)}{unit})")
+        tie = margin is not None and rules.about_same(ruv / val)
+        if tie:
+            text += f" -- within {fmt.fmt_percent(rules.MARGIN)}: about the same"
     else:
         text += ", the only variant measured"
     be = None
     if goal == "build_plus_n":
         r = ok[best]
         fixed = _fixed(r, mode)
-        text += f"; {_n(fixed, ' s')} of it is building and first call"
+        text += f"; {fmt.fmt_value(fixed)} s of it is building and first call"
         step = "train_ms" if mode == "train" else "fwd_ms"
         fastest = min(ok.items(), key=lambda kv: kv[1].metrics.get(step, math.inf))
         if fastest[0] != best and step in fastest[1].metrics and _fixed(fastest[1], mode) is not None:
@@ -223,4 +212,4 @@ def _pick(goal: str, ranking: list, ok: Mapping[str, Record], n_steps: int, mode
             if b_step > f_step:
                 be = (f_fixed - fixed) / (b_step - f_step)
                 text += (f". Beyond about {be:,.0f} steps {fastest[0]} (faster per step, slower to build) wins")
-    return Pick(goal, best, val, unit.strip(), ru, ruv, margin, tuple(ranking), be, text + ".")
+    return Pick(goal, best, val, unit.strip(), ru, ruv, margin, tuple(ranking), be, text + ".", tie)

@@ -1,45 +1,49 @@
 """The claims page's and ``python -m rnnlab claims``'s views: records in, TableViews, Altair charts and text out.
 
 Pure (no Streamlit, no TensorFlow, no store): the page, the CLI and the exports call the same functions, so what a
-terminal prints, what the screen shows and what a slide holds agree.
+terminal prints, what the screen shows and what a slide holds agree. The page imports nothing else from rnnlab but
+``rnnlab.engine.api``: what it needs of the judges and the experiments comes through here.
 
-- :func:`claims_view` / :func:`claims_text` / :func:`counts` / :func:`select`: the verdicts of
-  ``rnnlab.judge.claims.evaluate`` as a table, as terminal text, counted per status, filtered by seed and status.
+- :func:`evaluate` / :func:`claims_view` / :func:`claims_text` / :func:`counts` / :func:`select`: the verdicts of
+  ``rnnlab.judge.claims`` as a table, as terminal text, counted per status, filtered by seed and status.
 - :func:`parse_settings`: the page's URL settings that are not experiment parameters (filters, N steps, mode),
   with one problem line per bad value (the page shows them as warnings and uses the default).
-- :func:`configurations`: one experiment's records grouped by configuration (seed preset first), and
-  :func:`knobs_view` / :func:`precision_view` / :func:`training_view` with their charts.
-- :func:`recommendation_view` / :func:`measure_command`: ``rnnlab.judge.recommend`` as a table, and how to get the records
-  it needs.
+- :func:`configurations`: one experiment's records as comparable sets (``select.groups``: one configuration, device
+  and machine each; the headline first), and :func:`knobs_view` / :func:`precision_view` / :func:`training_view`
+  with their charts.
+- :func:`recommendation` / :func:`recommendation_view` / :func:`measure_command`: ``rnnlab.judge.recommend`` as a
+  table, and the run that makes the records it needs.
+- :func:`report`: the page as a Report (``python -m rnnlab export --experiment claims``): the claims table first,
+  exactly as the page shows it, then the knobs, precision and training tables and charts.
 """
 
 from __future__ import annotations
 
-import shlex
 import textwrap
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from rnnlab.judge import select
+from rnnlab import experiments
+from rnnlab.core import envinfo, rules
 from rnnlab.core import format as fmt
-from rnnlab.present import tables
-from rnnlab.judge.claims import SEED_FILES, STATUSES, Claim, Verdict
+from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record
+from rnnlab.core.views import ChartView, Report, TableView
+from rnnlab.experiments import seeds
+from rnnlab.judge import claims as judge_claims
+from rnnlab.judge import findings, recommend
+from rnnlab.judge import select as sel
+from rnnlab.judge.claims import Claim, Verdict
 from rnnlab.judge.recommend import GOALS, Recommendation
-from rnnlab.core.views import TableView
+from rnnlab.present import style, tables
 
 Result = tuple[Claim, Verdict]
+STATUSES = rules.STATUSES
 
 # ---------------------------------------------------------------------------------------------------------------------
 # claims
 
-SEED_TITLES = {
-    "000": "CSDN blog: dynamic_rnn vs static_rnn at sequence length 100",
-    "001": "Stack Overflow: what does it mean to unroll an RNN dynamically?",
-    "003": "blog: static_rnn builds slower but runs faster (Estimator log)",
-    "004": "blog: RNNCell performance, 'cuDNN-based' LSTMCell + tf.function",
-}
-SEEDS = tuple(SEED_FILES)  # "000", "001", "003", "004"
+SEEDS = tuple(seeds.SEED_FILES)  # "000", "001", "003", "004"
 # what the page and the CLI say beside each status
 STATUS_HELP = {
     "holds": "the records agree with the seed",
@@ -48,8 +52,59 @@ STATUS_HELP = {
     "not measured": "no usable record yet: run the command shown",
     "not measurable here": "the seed's figure is about a GPU and this machine has none (import GPU records)",
 }
-CLAIM_COLUMNS = ("verdict", "claim (the seed's words and figure)", "seed", "tested by", "measured here",
-                 "why / depends on", "command")
+
+
+def evaluate(records: Sequence[Record]) -> list[Result]:
+    """Every claim judged on ``records`` (``rnnlab.judge.claims.evaluate``)."""
+    return judge_claims.evaluate(records)
+
+
+def here(records: Sequence[Record]) -> bool:
+    """Every record was measured on this machine (only then may a page say "measured here")."""
+    return sel.is_here(records)
+
+
+def source_note(records: Sequence[Record]) -> str:
+    """"measured here on CPU: ..." or "bundled results (not measured here) from CPU: ..." (``select``)."""
+    return sel.source_note(records)
+
+
+def measured_column(records: Sequence[Record]) -> str:
+    """The claims table's column of what was measured: "measured here" only when every record is this machine's."""
+    return "measured here" if here(records) else "measured"
+
+
+def claim_columns(records: Sequence[Record] = ()) -> tuple[str, ...]:
+    return ("verdict", "claim (the seed's words and figure)", "seed", "tested by", measured_column(records),
+            "why / depends on", "command")
+
+
+def page_title(records: Sequence[Record]) -> str:
+    """The Claims page's title: "measured here" only when every record is this machine's."""
+    if here(records):
+        return "Claims: what the seeds say, measured here"
+    return "Claims: what the seeds say, against the stored results"
+
+
+def claims_title(records: Sequence[Record]) -> str:
+    """The claims table's title (and the export's heading), said as the records' provenance allows."""
+    if here(records):
+        return "The seeds' claims, measured on this machine"
+    if not records:
+        return "The seeds' claims (nothing measured yet)"
+    srcs = {r.source for r in records}
+    if srcs == {"baseline"}:
+        return "The seeds' claims, judged on bundled results"
+    if srcs == {"imported"}:
+        return "The seeds' claims, judged on imported results"
+    return "The seeds' claims, judged on this machine's and other machines' results"
+
+
+def rule_text() -> str:
+    """The judging rule in one sentence, with ``rules.MARGIN``."""
+    return (f"A speed or memory claim holds when the winner saves at least {fmt.fmt_percent(rules.MARGIN)} and the "
+            "quartiles of the timed steps do not overlap; records of two machines are never compared; each verdict "
+            "says what was measured, and on whose machine.")
 
 
 def seed_number(claim: Claim) -> str:
@@ -57,13 +112,18 @@ def seed_number(claim: Claim) -> str:
 
 
 def seed_label(claim: Claim) -> str:
-    """"seed 000 §3.1" or "seed 001, question"."""
+    """"seed 000 §3.1" or "seed 001 (question)"."""
     sec = claim.section
     return f"seed {seed_number(claim)} " + (f"§{sec}" if sec[:1].isdigit() else f"({sec})")
 
 
+def seed_name(number: str) -> str:
+    """What seed ``number`` is ("000" -> "a blog post comparing ...")."""
+    return seeds.SEED_TITLES.get(number, seeds.SEED_FILES.get(number, number))
+
+
 def seed_title(claim: Claim) -> str:
-    return SEED_TITLES.get(seed_number(claim), claim.seed)
+    return seed_name(seed_number(claim))
 
 
 def status_slug(status: str) -> str:
@@ -99,20 +159,31 @@ def select(results: Sequence[Result], *, seeds: Iterable[str] = (), statuses: It
             and (not statuses or v.status in statuses)]
 
 
-def claims_view(results: Sequence[Result], *, records: Sequence[Record] = (),
-                title: str = "The seeds' claims, measured on this machine") -> TableView:
-    """One row per claim: verdict, claim, seed, experiment, what was measured, why, the command that measures it."""
+def claims_view(results: Sequence[Result], *, records: Sequence[Record] = (), title: str | None = None) -> TableView:
+    """One row per claim: verdict, claim, seed, experiment, what was measured, why, the command that measures it.
+    The page shows it, its downloads save it, ``rnnlab claims --format md`` and ``export --experiment claims`` print
+    it."""
     rows, raw = [], []
     for c, v in results:
-        cells = [v.status, c.text, seed_label(c), tested_by(c), v.measured, v.why, c.command]
-        rows.append(cells)
+        rows.append([v.status, c.text, seed_label(c), tested_by(c), v.measured, v.why, c.command])
         raw.append([v.status, c.text, c.seed, c.experiment, v.measured, v.why, c.command])
     n = counts(results)
     caption = ("; ".join(f"{k}: {n[k]}" for k in STATUSES if n[k]) or "no claims") + (
-        f". Judged on {len(records)} records: {select.source_note(records)}" if records else
+        f". Judged on {len(records)} records: {sel.source_note(records)}" if records else
         ". No records yet: every claim is 'not measured'")
-    return TableView(title=title, caption=caption, columns=CLAIM_COLUMNS, rows=tuple(map(tuple, rows)),
-                     raw=tuple(map(tuple, raw)), provenance=select.provenance(list(records)) if records else {})
+    return TableView(title=title or claims_title(records), caption=caption, columns=claim_columns(records),
+                     rows=tuple(map(tuple, rows)), raw=tuple(map(tuple, raw)),
+                     provenance=sel.provenance(list(records)) if records else {})
+
+
+def claims_frame(view: TableView, results: Sequence[Result]):
+    """The page's on-screen table: ``view`` without the long why and command columns, "tested by" as the
+    experiment's name (the rest of every cell as in ``view``)."""
+    from rnnlab.core.views import to_frame
+
+    frame = to_frame(view).drop(columns=["why / depends on", "command"])
+    frame["tested by"] = [c.experiment for c, _ in results]
+    return frame
 
 
 def summary_line(results: Sequence[Result]) -> str:
@@ -137,6 +208,29 @@ def claims_text(results: Sequence[Result], *, width: int = 110) -> str:
         if v.status == "not measured":
             out.append(indent + f"measure: {c.command}")
     return "\n".join(out)
+
+
+def claim_params(claim: Claim) -> dict[str, Any]:
+    """The configuration a claim's run measures: its preset's values with its overrides over them (a swept
+    parameter keeps the preset's value). For a link that opens the claim's configuration on its page."""
+    exp = experiments.get(claim.experiment)
+    params = {k: v for k, v in exp.presets.get(claim.preset, {}).items() if k != "variants"}
+    for k, v in claim.plan_args["overrides"].items():
+        if not isinstance(v, list):
+            params[k] = v
+    return params
+
+
+def claim_query(claim: Claim) -> dict[str, str] | None:
+    """The Unrolling page's query for an unroll claim's configuration and variants (None for other experiments)."""
+    if claim.experiment != "unroll":
+        return None
+    return findings.unroll_query(claim_params(claim), claim.variants)
+
+
+def gpu_machines(records: Sequence[Record], experiment: str) -> list[str]:
+    """The machines with GPU records of ``experiment`` (for "not measurable here")."""
+    return sorted({r.machine for r in records if r.experiment == experiment and sel.device_of(r) == "GPU"})
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -200,19 +294,23 @@ def encode_settings(values: Mapping[str, Any]) -> dict[str, str | None]:
 # ---------------------------------------------------------------------------------------------------------------------
 # experiments shown on the claims page: knobs, precision, training
 
-_NOT_CONFIG = ("timeout_s", "device")
+SECTIONS = ("knobs", "precision", "training")
 _LABEL = 220  # px for a variant name on a chart axis
-_RANK = {"local": 0, "imported": 1, "baseline": 2}
+
+
+def experiment(name: str):
+    """The experiment's declaration (title, summary, presets, parameters, page)."""
+    return experiments.get(name)
 
 
 @dataclass(frozen=True)
 class Configuration:
-    label: str  # "seed preset: rnn, 3x128, batch 32, 100 steps, 64 in; CPU, measured here"
-    params: dict
-    records: tuple[Record, ...]  # one per variant (the best: this machine's, then imported, then bundled; newest)
+    label: str  # "seed preset: rnn, 3x128, batch 32, 100 steps, 64 in; bundled results (not measured here) from ..."
+    params: dict  # select.config_of: what the records measure
+    records: tuple[Record, ...]  # one per variant (select.best), all from one machine
     device: str
     is_seed: bool
-    source: str  # tables.source_note
+    source: str  # select.source_note
 
 
 def describe(params: Mapping[str, Any], records: Sequence[Record] = ()) -> str:
@@ -235,42 +333,34 @@ def describe(params: Mapping[str, Any], records: Sequence[Record] = ()) -> str:
     return ", ".join(x for x in [text, *extra] if x)
 
 
-def _is_seed(params: Mapping[str, Any], preset: Mapping[str, Any] | None) -> bool:
+def _seed_point(preset: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A seed preset's single-valued parameters (its configuration), or None."""
     if not preset:
-        return False
-    return all(params.get(k) == v for k, v in preset.items() if k != "variants" and not isinstance(v, list))
+        return None
+    return {k: v for k, v in preset.items() if k != "variants" and not isinstance(v, (list, tuple))}
 
 
 def configurations(records: Sequence[Record], experiment: str, *, seed_preset: Mapping[str, Any] | None = None
                    ) -> list[Configuration]:
-    """``experiment``'s records grouped by configuration, device and machine: this machine's first, then the seed
-    preset's configuration, then the one with most variants, then the newest."""
-    groups: dict[tuple, list[Record]] = {}
-    for r in records:
-        if r.experiment != experiment:
-            continue
-        p = tuple(sorted((k, repr(v)) for k, v in r.params.items() if k not in _NOT_CONFIG))
-        groups.setdefault((p, str(r.env.get("device") or "?").upper(), r.machine), []).append(r)
+    """``experiment``'s records as comparable sets (``select.groups``: one configuration, device and machine each),
+    in ``select.headline``'s order: the seed preset's configuration, then the most variants, then the best source
+    (this machine's first), then the newest."""
+    seed = _seed_point(seed_preset)
+    rest = sel.groups(records, experiment=experiment)
+    ordered = []
+    while rest:  # headline, then the headline of the rest, ...: one ordering, select's
+        g = sel.headline(rest, seed=seed)
+        ordered.append(g)
+        rest = [x for x in rest if x is not g]
     out = []
-    for (_, device, _), rs in groups.items():
-        best: dict[str, Record] = {}
-        for r in sorted(rs, key=lambda r: r.created_at, reverse=True):
-            cur = best.get(r.variant)
-            if cur is None or _RANK.get(r.source, 3) < _RANK.get(cur.source, 3):
-                best[r.variant] = r
-        chosen = tuple(best.values())
-        params = {k: v for k, v in chosen[0].params.items() if k not in _NOT_CONFIG}
-        seed = _is_seed(params, seed_preset)
-        src = select.source_note(chosen)
-        label = f"{'seed preset: ' if seed else ''}{describe(params, chosen)}; {src}"
-        out.append(Configuration(label, params, chosen, device, seed, src))
-
-    def rank(c: Configuration):
-        local = all(r.source == "local" for r in c.records)
-        newest = max(r.created_at for r in c.records)
-        return (not local, not c.is_seed, -sum(r.ok for r in c.records), tuple(-ord(ch) for ch in newest))
-
-    return sorted(out, key=rank)
+    for g in ordered:
+        chosen = tuple(g.records.values())
+        params = dict(g.config)
+        is_seed = seeds.matches(params, seed)
+        src = g.note()
+        label = f"{'seed preset: ' if is_seed else ''}{describe(params, chosen)}; {src}"
+        out.append(Configuration(label, params, chosen, g.device, is_seed, src))
+    return out
 
 
 def _order(records: Sequence[Record], variants: Sequence[str]) -> list[Record]:
@@ -278,16 +368,12 @@ def _order(records: Sequence[Record], variants: Sequence[str]) -> list[Record]:
     return sorted(records, key=lambda r: pos.get(r.variant, len(pos)))
 
 
-def _ratio(a: Record, b: Record | None, m: str) -> str:
-    return fmt.fmt_ratio(tables.ratio(a, b, m)) if b is not None else "–"
-
-
 def _table(title: str, caption: str, columns: Sequence[str], rows: list[list], raw: list[list],
            records: Sequence[Record]) -> TableView:
     if not any(str(r[-1]) for r in rows):  # no failure: no error column
         columns, rows, raw = list(columns)[:-1], [r[:-1] for r in rows], [r[:-1] for r in raw]
     return TableView(title=title, caption=caption, columns=tuple(columns), rows=tuple(map(tuple, rows)),
-                     raw=tuple(map(tuple, raw)), provenance=select.provenance(list(records)))
+                     raw=tuple(map(tuple, raw)), provenance=sel.provenance(list(records)))
 
 
 def knobs_view(cfg: Configuration) -> TableView:
@@ -402,7 +488,14 @@ def training_view(cfg: Configuration) -> TableView:
                   f"epoch = training steps only (median after the first); {cfg.source}", cols, rows, raw, recs)
 
 
-# -- charts ----------------------------------------------------------------------------------------------------------
+def training_summary(cfg: Configuration) -> str:
+    """Plain words over one configuration's training records (``rnnlab.experiments.training.summarize``)."""
+    from rnnlab.experiments.training import summarize
+
+    return summarize(cfg.records)
+
+
+# -- charts (every variant in its own colour: ``style.color_scale``) -------------------------------------------------
 
 def _alt():
     import altair as alt  # loaded only when a chart is drawn: the CLI's claims table does not need it
@@ -411,7 +504,13 @@ def _alt():
     return alt, pd
 
 
+def _variant_color(alt, df, legend: bool = False):
+    return alt.Color("variant:N", scale=style.color_scale(df["variant"]), title="variant",
+                     legend=alt.Legend(orient="bottom", columns=3) if legend else None)
+
+
 def _speed_bars(records: Sequence[Record], labels: Mapping[str, str], *, title: str, width: int):
+    """Median forward and training step per variant (the training step lighter), whiskers p25-p75."""
     alt, pd = _alt()
     rows = []
     for r in records:
@@ -425,11 +524,13 @@ def _speed_bars(records: Sequence[Record], labels: Mapping[str, str], *, title: 
         return None
     df = pd.DataFrame(rows)
     order = list(dict.fromkeys(df["variant"]))
+    measures = ["forward", "train step"]
     base = alt.Chart(df).encode(y=alt.Y("variant:N", sort=order, title=None, axis=alt.Axis(labelLimit=_LABEL)),
-                                yOffset=alt.YOffset("measure:N", sort=["forward", "train step"]))
+                                yOffset=alt.YOffset("measure:N", sort=measures))
     bars = base.mark_bar().encode(
-        x=alt.X("ms:Q", title="median step (ms), whiskers p25-p75"),
-        color=alt.Color("measure:N", title=None, sort=["forward", "train step"], legend=alt.Legend(orient="bottom")),
+        x=alt.X("ms:Q", title="median step (ms), whiskers p25-p75"), color=_variant_color(alt, df),
+        opacity=alt.Opacity("measure:N", sort=measures, scale=alt.Scale(domain=measures, range=[1.0, 0.5]),
+                            title=None, legend=alt.Legend(orient="bottom")),
         tooltip=["variant", "what", "measure", alt.Tooltip("ms:Q", format=".3g"), alt.Tooltip("p25:Q", format=".3g"),
                  alt.Tooltip("p75:Q", format=".3g")])
     whiskers = base.mark_rule(color="black").encode(x="p25:Q", x2="p75:Q")
@@ -437,26 +538,24 @@ def _speed_bars(records: Sequence[Record], labels: Mapping[str, str], *, title: 
 
 
 def _bars(records: Sequence[Record], metric: str, *, labels: Mapping[str, str], title: str, x_title: str,
-          width: int, color: Mapping[str, str] | None = None, fmt_: str = ".3g", log: bool = False):
+          width: int, fmt_: str = ".3g", log: bool = False):
     alt, pd = _alt()
-    rows = [{"variant": r.variant, "what": labels.get(r.variant, r.variant), metric: r.metrics[metric],
-             "group": (color or {}).get(r.variant, "")} for r in records if r.ok and metric in r.metrics
+    rows = [{"variant": r.variant, "what": labels.get(r.variant, r.variant), metric: r.metrics[metric]}
+            for r in records if r.ok and metric in r.metrics
             and (not log or r.metrics[metric] > 0)]  # a log axis cannot show 0
     if not rows:
         return None
     df = pd.DataFrame(rows)
     enc = dict(y=alt.Y("variant:N", sort=list(df["variant"]), title=None, axis=alt.Axis(labelLimit=_LABEL)),
                x=alt.X(f"{metric}:Q", title=x_title, scale=alt.Scale(type="log") if log else alt.Undefined),
-               tooltip=["variant", "what", alt.Tooltip(f"{metric}:Q", format=fmt_)])
-    if color:
-        enc["color"] = alt.Color("group:N", title=None, legend=alt.Legend(orient="bottom"))
+               color=_variant_color(alt, df), tooltip=["variant", "what", alt.Tooltip(f"{metric}:Q", format=fmt_)])
     mark = alt.Chart(df).mark_circle(size=120, opacity=1) if log else alt.Chart(df).mark_bar()  # no bar from 0 on log
     return mark.encode(**enc).properties(width=width, height=alt.Step(24), title=title)
 
 
 def _side_by_side(alt, *charts):
     parts = [c for c in charts if c is not None]
-    if len(parts) > 1:  # each keeps its own colours and legend
+    if len(parts) > 1:  # each its own explicit variant -> colour scale (style.color_scale: the same colours)
         return alt.hconcat(*parts).resolve_scale(color="independent")
     return parts[0] if parts else None
 
@@ -481,10 +580,9 @@ def precision_chart(cfg: Configuration, width: int = 340):
     recs = _order(cfg.records, VARIANTS)
     labels = {r.variant: " ".join(precision_label(r.variant)) for r in recs}
     speed = _speed_bars(recs, labels, title="Step time per dtype", width=width)
-    dtype = {r.variant: precision_label(r.variant)[1] for r in recs}
     drift = _bars(recs, "max_abs_diff", labels=labels, title="Drift against keras_float32 (same weights, inputs)",
                   x_title="max |diff| of outputs and final state (log; float32 itself: 0)", width=width,
-                  color=dtype, fmt_=".2e", log=True)
+                  fmt_=".2e", log=True)
     return _side_by_side(alt, speed, drift)
 
 
@@ -501,20 +599,67 @@ def training_charts(cfg: Configuration, width: int = 340):
             times.append({"variant": r.variant, "epoch": i, "seconds": float(t)})
     a_chart = t_chart = None
     if acc:
-        a_chart = alt.Chart(pd.DataFrame(acc)).mark_line(point=True).encode(
+        df = pd.DataFrame(acc)
+        a_chart = alt.Chart(df).mark_line(point=True).encode(
             x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
             y=alt.Y("test accuracy:Q", axis=alt.Axis(format="%"), scale=alt.Scale(zero=False), title="test accuracy"),
-            color=alt.Color("variant:N", legend=alt.Legend(orient="bottom", columns=3)),
+            color=_variant_color(alt, df, legend=True),
             tooltip=["variant", "epoch", alt.Tooltip("test accuracy:Q", format=".1%")],
         ).properties(width=width, title="Test accuracy after each epoch")
     if times:
-        t_chart = alt.Chart(pd.DataFrame(times)).mark_line(point=True).encode(
+        df = pd.DataFrame(times)
+        t_chart = alt.Chart(df).mark_line(point=True).encode(
             x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
             y=alt.Y("seconds:Q", scale=alt.Scale(type="log"), title="seconds (log)"),
-            color=alt.Color("variant:N", legend=alt.Legend(orient="bottom", columns=3)),
+            color=_variant_color(alt, df, legend=True),
             tooltip=["variant", "epoch", alt.Tooltip("seconds:Q", format=".3g")],
         ).properties(width=width, title="Training time per epoch (the first compiles)")
     return a_chart, t_chart
+
+
+def section_views(records: Sequence[Record], name: str) -> tuple[list[TableView], list[ChartView]]:
+    """One section's table and charts at the configuration the page shows first (the headline one)."""
+    from rnnlab.present.report import chart_view
+
+    exp = experiments.get(name)
+    configs = configurations(records, name, seed_preset=exp.presets.get("seed"))
+    if not configs:
+        return [], []
+    cfg = configs[0]
+    view = {"knobs": knobs_view, "precision": precision_view, "training": training_view}[name](cfg)
+    charts = {"knobs": lambda: [(knobs_chart(cfg), "Step time and peak memory per knob")],
+              "precision": lambda: [(precision_chart(cfg), "Step time and drift per dtype")],
+              "training": lambda: list(zip(training_charts(cfg), ("Test accuracy per epoch",
+                                                                   "Training time per epoch")))}[name]()
+    cvs = [chart_view(c, t, f"{describe(cfg.params, cfg.records)}; {cfg.source}", cfg.records) for c, t in charts]
+    return [view], [c for c in cvs if c is not None]
+
+
+def report(records: Sequence[Record]) -> Report:
+    """The Claims page as a Report (``python -m rnnlab export --experiment claims``): the claims table the page shows
+    (every claim, judged on ``records``), then the knobs, precision and training tables and charts.
+
+    Given only some of the page's own experiments' records (``export --experiment knobs`` reads the knobs records
+    alone), the claims table holds the claims those experiments test and only their sections follow."""
+    from rnnlab.present.report import commit
+
+    records = list(records)
+    results = evaluate(records)
+    exps = {r.experiment for r in records}
+    sections = SECTIONS
+    if records and exps <= set(SECTIONS):
+        results = [(c, v) for c, v in results if c.experiment in exps]
+        sections = tuple(s for s in SECTIONS if s in exps)
+    view = claims_view(results, records=records)
+    tvs, cvs = [view], []
+    for name in sections:
+        t, c = section_views(records, name)
+        tvs += t
+        cvs += c
+    prov = (sel.provenance(records) if records else {}) | {"commit": commit()}
+    where = f"judged on {len(records)} records: {sel.source_note(records)}" if records else "no records yet"
+    return Report(title="rnnlab: the seeds' claims", subtitle=f"{summary_line(results)}; {where}",
+                  tables=tuple(tvs), charts=tuple(cvs), provenance=prov)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -522,6 +667,34 @@ def training_charts(cfg: Configuration, width: int = 340):
 
 GOAL_TITLES = {"build_plus_n": "Build + {n:,} {steps}", "steady_train": "Steady state: one {step}",
                "memory": "Memory"}
+REC_NAMES = ("cell", "layers", "units", "batch", "seq_len")  # the recommendation's configuration on the page
+REC_DEFAULTS = {k: seeds.SEED_000[k] for k in REC_NAMES}  # seed 000's configuration
+
+
+def unroll_variants() -> dict[str, str]:
+    """Every unroll variant (with +xla forms) -> what it runs."""
+    from rnnlab.tf.variants import VARIANTS
+
+    return dict(VARIANTS)
+
+
+def base_variants() -> list[str]:
+    from rnnlab.tf.variants import BASE_VARIANTS
+
+    return list(BASE_VARIANTS)
+
+
+def variant_label(variant: str) -> str:
+    from rnnlab.tf.variants import label
+
+    return label(variant)
+
+
+def recommendation(records: Sequence[Record], config: Mapping[str, Any], *, n_steps: int, mode: str,
+                   variants: Sequence[str] | None) -> Recommendation:
+    """``rnnlab.judge.recommend.recommend`` over the unroll records (one machine's, see there)."""
+    return recommend.recommend([r for r in records if r.experiment == "unroll"], config=config, n_steps=n_steps,
+                               mode=mode, variants=variants)
 
 
 def goal_title(goal: str, n_steps: int, mode: str) -> str:
@@ -529,10 +702,15 @@ def goal_title(goal: str, n_steps: int, mode: str) -> str:
     return GOAL_TITLES[goal].format(n=n_steps, steps=steps, step=step)
 
 
+def ahead_text(pick: recommend.Pick) -> str | None:
+    """"50% ahead of keras" (None without a runner-up)."""
+    if pick.margin is None or pick.runner_up is None:
+        return None
+    return f"{fmt.fmt_percent(pick.margin)} ahead of {pick.runner_up}"
+
+
 def recommendation_view(rec: Recommendation) -> TableView | None:
     """Every measured variant ranked by build + N steps, with its steady-state step and its memory."""
-    from rnnlab.tf.variants import label
-
     by_goal = {g: dict(rec.picks[g].ranking) for g in GOALS if g in rec.picks}
     order = [v for v, _ in rec.picks["build_plus_n"].ranking] if "build_plus_n" in rec.picks else []
     for g in GOALS:
@@ -544,52 +722,66 @@ def recommendation_view(rec: Recommendation) -> TableView | None:
     rows, raw = [], []
     for v in order:
         vals = [by_goal.get(g, {}).get(v) for g in GOALS]
-        rows.append([v, label(v), fmt.fmt_value(vals[0]), fmt.fmt_metric("fwd_ms", vals[1]),
+        rows.append([v, variant_label(v), fmt.fmt_value(vals[0]), fmt.fmt_metric("fwd_ms", vals[1]),
                      fmt.fmt_metric("peak_mem_mb", vals[2])])
-        raw.append([v, label(v), *vals])
+        raw.append([v, variant_label(v), *vals])
     return TableView(title=f"Fastest for you: {describe(rec.config)}",
                      caption=f"{describe(rec.config)} on {rec.device or '?'}; {rec.mode} mode; ranked by build + "
-                             f"{rec.n_steps:,} steps", columns=tuple(cols), rows=tuple(map(tuple, rows)),
-                     raw=tuple(map(tuple, raw)))
+                             f"{rec.n_steps:,} steps" + (f"; {rec.source}" if rec.source else ""),
+                     columns=tuple(cols), rows=tuple(map(tuple, rows)), raw=tuple(map(tuple, raw)))
 
 
 def measure_command(config: Mapping[str, Any], variants: Sequence[str] = ()) -> str:
-    """``python -m rnnlab run unroll --set cell=lstm ... --variants a,b``: the records a recommendation needs."""
-    sets = " ".join(f"--set {k}={v}" for k, v in config.items())
-    return f"python -m rnnlab run unroll {sets}" + (f" --variants {','.join(variants)}" if variants else "")
+    """The run that makes the records a recommendation at ``config`` needs (``Plan.command()``)."""
+    return recommend.measure_plan(config, variants).command()
+
+
+def unroll_query(config: Mapping[str, Any], variants: Sequence[str]) -> dict[str, str]:
+    """The Unrolling page's query for a configuration and variants."""
+    return findings.unroll_query(config, variants)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# a claim's command as a plan (the page's Run button)
+# the page's Run buttons
 
-def command_args(command: str) -> dict[str, Any]:
-    """``python -m rnnlab run E --preset P --set k=v --variants a,b`` -> {experiment, preset, sets, variants}."""
-    words = shlex.split(command)
-    if words[:4] != ["python", "-m", "rnnlab", "run"] or len(words) < 5:
-        raise ValueError(f"not a run command: {command!r}")
-    out: dict[str, Any] = {"experiment": words[4], "preset": None, "sets": [], "variants": None}
-    it = iter(words[5:])
-    for w in it:
-        if w == "--preset":
-            out["preset"] = next(it)
-        elif w == "--set":
-            out["sets"].append(next(it))
-        elif w == "--variants":
-            out["variants"] = [v for v in next(it).split(",") if v]
-        else:
-            raise ValueError(f"unexpected {w!r} in {command!r}")
+def quick_command(name: str) -> str:
+    """The command that makes a first look at experiment ``name``: its quick preset (``Plan.command()``)."""
+    from rnnlab.engine import api
+
+    return api.plan(name, preset="quick", available_mb=float("inf")).command()
+
+
+@dataclass(frozen=True)
+class PresetRun:
+    preset: str
+    plan: Any  # api.Plan, or None when it cannot run here (``problem`` says why)
+    missing: int  # measurements not yet stored for this environment
+    point: dict  # the preset's configuration
+    problem: str = ""
+
+
+def preset_runs(records: Sequence[Record], name: str, env: Mapping[str, Any] | None,
+                presets: Sequence[str] = ("quick", "seed")) -> list[PresetRun]:
+    """Per preset of experiment ``name``: its plan and how many of its measurements this environment (``env``, as
+    ``api.known_env`` gives it; None: unknown) has not stored yet."""
+    from rnnlab.engine import api
+
+    exp = experiments.get(name)
+    fp = envinfo.fingerprint(dict(env)) if env else None
+    out = []
+    for preset in presets:
+        point = {k: v for k, v in exp.presets[preset].items() if k != "variants"}
+        try:
+            plan = api.plan(name, preset=preset)
+        except RnnlabError as e:
+            out.append(PresetRun(preset, None, 0, point, str(e)))
+            continue
+        missing = sum(len(sel.pick(records, p, plan.variants, fingerprint=fp, experiment=name).missing)
+                      for p in plan.points)
+        out.append(PresetRun(preset, plan, missing, point))
     return out
 
 
-def claim_params(claim: Claim) -> dict[str, Any]:
-    """The configuration a claim's command measures: its preset's values with the ``--set`` ones over them (a swept
-    parameter keeps the preset's value). For a link that opens the claim's configuration on its page."""
-    from rnnlab import experiments
-
-    args = command_args(claim.command)
-    exp = experiments.get(args["experiment"])
-    params = {k: v for k, v in exp.presets.get(args["preset"] or "", {}).items() if k != "variants"}
-    for k, vals in exp.params.parse_assignments(args["sets"]).items():
-        if len(vals) == 1:
-            params[k] = vals[0]
-    return params
+def run_device(env: Mapping[str, Any] | None) -> str:
+    """The device a run here would measure on, in words."""
+    return (env or {}).get("device") or ("GPU if TensorFlow sees one, else CPU" if envinfo.gpu_hint() else "CPU")
