@@ -78,3 +78,18 @@ def test_run_json_then_cached_then_results(tmp_path, monkeypatch, capsys):
     assert [r["key"] for r in again] == [r["key"] for r in recs]
     assert main(["results", "--format", "json", "--no-baseline"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 4  # "ok" is also the reference: stored once per point
+
+
+def test_export_out_ending_in_a_slash_is_a_folder_and_unknown_topics_are_refused(tmp_path):
+    from rnnlab.commands import export as cmd
+    from rnnlab.core.errors import RnnlabError
+    from rnnlab.core.record import Record
+
+    Store().put(Record(key="k1", experiment="unroll", variant="tf1_static",
+                       params=experiments.get("unroll").params.fill({"seq_len": 5}),
+                       metrics={"fwd_ms": 1.0}, env=dict(ENV), created_at="2026-01-01T00:00:00Z", error=None))
+    out = tmp_path / "charts"
+    paths = cmd.run(fmt="md", out=str(out) + "/", experiment="unroll")
+    assert out.is_dir() and all(p.parent == out for p in paths), paths
+    with pytest.raises(RnnlabError, match="unknown experiment or page 'nosuch'"):
+        cmd.run(fmt="md", out=str(tmp_path / "x.md"), experiment="nosuch")

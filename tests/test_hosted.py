@@ -58,3 +58,32 @@ def test_an_oversize_run_is_refused_with_a_message(monkeypatch):
     msgs = [plain(e.value) for e in at.error]
     assert any("hosted demo caps" in m and "seq_len=1000 (at most 200)" in m for m in msgs), msgs
     assert calls == []
+
+
+def _everything(at) -> str:
+    """All the text a visitor can read: prose, captions, alerts, metrics, table headers and cells, chart titles."""
+    parts = []
+    for kind in ("markdown", "caption", "info", "success", "warning", "error", "title", "header", "subheader",
+                 "text", "metric", "expander", "tabs"):
+        for el in getattr(at, kind, []):
+            parts += [str(getattr(el, a, "") or "") for a in ("value", "label", "proto")
+                      if a != "proto" or kind == "metric"]
+    for df in list(at.dataframe) + list(at.table):
+        frame = df.value
+        parts += [str(c) for c in frame.columns] + [str(v) for v in frame.astype(str).to_numpy().ravel()]
+    for chart in at.get("arrow_vega_lite_chart") + at.get("vega_lite_chart"):
+        parts.append(str(getattr(chart.proto, "spec", "")))
+    return plain(" ".join(parts)).lower()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_bundled_figures_are_never_called_measured_here(page):
+    """With only bundled results, no figure on any page is said to be measured here or on this machine.
+
+    (Sentences about the host itself stay allowed: "no GPU on this machine", "runs measure on this machine's CPU".)"""
+    at = app(page)
+    no_errors(at)
+    text = _everything(at).replace("not measured here", "")
+    for words in ("measured here", "measured on this", "on this cpu", "on this gpu", "on this device,"):
+        i = text.find(words)
+        assert i < 0, f"{page}: ...{text[max(0, i - 160):i + 60]}..."

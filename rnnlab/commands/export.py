@@ -31,7 +31,7 @@ def run(*, fmt: str, out: str, experiment: str | None = None, include_baseline: 
                           f"{', '.join(dict.fromkeys([*experiments.names(), *report.TOPICS]))}")
     recs = baseline.combined(store, experiment=only) if include_baseline else store.records(only)
     rep = report.build(recs, experiment=experiment)
-    return exporters.export(rep, fmt, Path(out))
+    return exporters.export(rep, fmt, out)  # a str: a trailing "/" means "a folder"
 
 
 def main(args) -> int:
