@@ -85,7 +85,7 @@ def test_export_out_ending_in_a_slash_is_a_folder_and_unknown_topics_are_refused
     from rnnlab.core.errors import RnnlabError
     from rnnlab.core.record import Record
 
-    Store().put(Record(key="k1", experiment="unroll", variant="tf1_static",
+    Store().put(Record(key="a" * 64, experiment="unroll", variant="tf1_static",
                        params=experiments.get("unroll").params.fill({"seq_len": 5}),
                        metrics={"fwd_ms": 1.0}, env=dict(ENV), created_at="2026-01-01T00:00:00Z", error=None))
     out = tmp_path / "charts"
