@@ -7,29 +7,44 @@ solid lines; bundled and imported records (other machines) are open shapes and d
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Iterable
 
 # Tableau 10 and its lighter companions: distinct on screen and in print
 _PALETTE = ("#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d",
             "#bab0ac", "#1f77b4", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#d62728")
-# the unroll variants and their +xla forms first, so they never collide; other experiments' variants are hashed
-_FIXED = ("tf1_static", "tf1_dynamic", "tf2_unrolled", "tf2_while", "keras", "keras_unroll", "keras_cell")
 
 SOURCE_SHAPES = {"local": "circle", "imported": "triangle-up", "baseline": "square"}
 SOURCE_DASH = {"local": [1, 0], "imported": [6, 3], "baseline": [4, 4]}
 SOURCE_WORDS = {"local": "this machine", "imported": "imported", "baseline": "bundled"}
 
 
+@functools.lru_cache(maxsize=1)
+def _assigned() -> dict[str, str]:
+    """Every known variant name -> its colour: the unroll variants first, then each experiment's variants in
+    order, each taking the next colour not yet used by a variant of the same experiment."""
+    from rnnlab import experiments
+    from rnnlab.tf.variants import VARIANTS
+
+    out: dict[str, str] = {}
+    lists = [list(VARIANTS)] + [list(e.variants) for e in experiments.all_experiments()]
+    for names in lists:
+        used = {out[v] for v in names if v in out}
+        free = [c for c in _PALETTE if c not in used]
+        for v in names:
+            if v not in out:
+                out[v] = free.pop(0) if free else _hashed(v)
+    return out
+
+
+def _hashed(name: str) -> str:
+    return _PALETTE[int(hashlib.sha256(name.encode()).hexdigest(), 16) % len(_PALETTE)]
+
+
 def variant_color(name: str) -> str:
-    """The colour of a variant everywhere (``"keras+xla"`` shares ``"keras"``'s hue family but not its colour)."""
-    if name in _FIXED:
-        return _PALETTE[_FIXED.index(name)]
-    base, xla = (name[:-4], True) if name.endswith("+xla") else (name, False)
-    if xla and base in _FIXED:
-        return _PALETTE[len(_FIXED) + _FIXED.index(base) % (len(_PALETTE) - len(_FIXED))]
-    h = int(hashlib.sha256(name.encode()).hexdigest(), 16)
-    return _PALETTE[h % len(_PALETTE)]
+    """The colour of a variant everywhere: fixed per name, distinct within one experiment's variants."""
+    return _assigned().get(name) or _hashed(name)
 
 
 def color_scale(variants: Iterable[str]):
