@@ -6,39 +6,26 @@ checkpoint is converted by ``python -m rnnlab convert`` in a subprocess. The set
 """
 
 import hashlib
-import os
-import subprocess
 import sys
-import tempfile
 
 import streamlit as st
 
 import ui
 from rnnlab.engine import api
-from rnnlab.core import envinfo
-from rnnlab import experiments
-from rnnlab.judge import select
-from rnnlab.present import tables
-from rnnlab.core.errors import RnnlabError
-from rnnlab.core.format import fmt_params
-from rnnlab.tf import cudnn, mapping
 from rnnlab.present import migrate as MV
-from rnnlab.core.views import to_frame
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
 
-EXP = experiments.get("migrate")
 P = "migrate."
-ROWS = {r.variant: r for r in mapping.ROWS if r.variant}
+ROWS = MV.ROWS
 PRESET_LABELS = {"quick": "quick: units 8, batch 3, 6 steps", "seed": "seed 004: units 32, batch 32, 28 steps"}
-CONVERT_TIMEOUT_S = 240
 
 sync = ui.UrlSync(P, experiment="migrate", names=["cell", "layers"], defaults={"cell": "lstm", "layers": 2},
                   default_variants=list(ROWS)[:1], extra_defaults={"preset": "quick", **MV.CUDNN_DEFAULTS},
                   allowed_variants=list(ROWS))
 
 st.title("Migrating TF1 RNN cells to Keras 3")
-st.caption(EXP.summary)
+st.caption(MV.SUMMARY)
 
 before = st.session_state.get(P + "variants")
 sync.apply()
@@ -55,28 +42,23 @@ if bad:
 c1, c2, c3 = st.columns([6, 2, 2])
 c1.radio("sizes", MV.PRESETS, format_func=PRESET_LABELS.get, key=P + "preset", horizontal=True,
          help="the live checks and the converter demo run at these sizes")
-c2.selectbox("cell", EXP.params["cell"].choices, key=P + "cell", help="the TF1 cell of the checks and the demo")
+c2.selectbox("cell", MV.CELLS, key=P + "cell", help="the TF1 cell of the checks and the demo")
 c3.number_input("layers", min_value=1, max_value=8, step=1, key=P + "layers",
                 help="stacked cells (MultiRNNCell) in the converter demo and the multi-layer checks")
 preset, cell, layers = st.session_state[P + "preset"], st.session_state[P + "cell"], int(st.session_state[P + "layers"])
 params = MV.preset_params(preset, cell, layers)
 
-records = None
+records = env = None
 with ui.guard("Reading the stored results"):
     records = ui.records("migrate")
     env = api.known_env(ui.store())
 if records is None:
     st.stop()
-fp = envinfo.fingerprint(env) if env else None
-checks = MV.live(records, params, MV.CHECK_VARIANTS, fingerprint=fp)
-sel = select.pick(records, params, ["convert_verify", "seed004_construct", *MV.CHECK_VARIANTS], fingerprint=fp,
-                  experiment="migrate")
+checks, sel, s004 = MV.selection(records, params, env)
 busy = bool(ui.jobs.manager().active())
 plans = {}
 with ui.guard("These settings cannot run"):
-    plans = {"checks": api.plan("migrate", overrides=params, variants=list(MV.CHECK_VARIANTS)),
-             "demo": api.plan("migrate", overrides=params, variants=["convert_verify"]),
-             "seed004": api.plan("migrate", overrides=params, variants=["seed004_construct"])}
+    plans = MV.plans(preset, cell, layers)
 n_checks = sum(v in sel.missing for v in MV.CHECK_VARIANTS)
 r1, r2, r3, r4 = st.columns([3, 3, 3, 3])
 go = {
@@ -100,19 +82,18 @@ ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in plans.values()})
 
 # -- the mapping ---------------------------------------------------------------------------------------------------
 st.header("TF1 constructs and their Keras 3 replacements", divider="gray")
-view = MV.mapping_table(checks)
-st.dataframe(to_frame(view), hide_index=True, key=P + "mapping", width="stretch", row_height=84, height="content",
-             column_order=("TF1 construct", "checked live here", "Keras 3 code", "traps", "no Keras 3 equivalent"),
+view = MV.mapping_table(checks, params)
+st.dataframe(MV.to_frame(view), hide_index=True, key=P + "mapping", width="stretch", row_height=84, height="content",
+             column_order=("TF1 construct", "checked live", "Keras 3 code", "traps", "no Keras 3 equivalent"),
              column_config={"TF1 construct": st.column_config.TextColumn(width="medium", pinned=True),
-                            "checked live here": st.column_config.TextColumn(width="small",
-                                                                             help="pass/FAIL (max abs diff)"),
+                            "checked live": st.column_config.TextColumn(width="small",
+                                                                        help="pass/FAIL (max abs diff)"),
                             "Keras 3 code": st.column_config.TextColumn(width="large"),
                             "traps": st.column_config.TextColumn(width="large"),
                             "no Keras 3 equivalent": st.column_config.TextColumn(width="medium")})
 st.caption(view.caption + ". Click a cell to read all of it, or pick the row below.")
-if not any(lv.record for lv in checks.values()):
-    ui.how_to_get(MV.cli_command(preset, cell, layers, MV.CHECK_VARIANTS), page="migrate",
-                  button="Run the live checks", here=True)
+if not any(lv.record for lv in checks.values()) and "checks" in plans:
+    ui.how_to_get(plans["checks"].command(), page="migrate", button="Run the live checks", here=True)
 ui.downloads.buttons(ui.downloads.make_report("rnnlab: TF1 to Keras 3 mapping", view.caption, [view], [],
                                               [lv.record for lv in checks.values() if lv.record]),
                      key=P + "mapping", formats=(("csv", "CSV"), ("md", "Markdown")), label="Download the mapping:")
@@ -134,21 +115,19 @@ st.caption(f"Converter: {row.converter}." + (f" Not checkable here: {' '.join(ro
                                                if row.not_checked else ""))
 lv = checks[row_variant]
 if lv.record is None:
-    ui.how_to_get(MV.cli_command(preset, cell, layers, [row_variant]), page="migrate",
-                  button="Run the live checks", here=True)
+    with ui.guard("This check cannot run"):
+        ui.how_to_get(MV.cli_command(preset, cell, layers, [row_variant]), page="migrate",
+                      button="Run the live checks", here=True)
 else:
     rec = lv.record
     if not rec.ok:
         st.error(ui.md_escape(f"The check's worker failed: {rec.error}"), icon=":material/error:")
     else:
-        passed = bool(rec.metrics.get("passed"))
-        (st.success if passed else st.error)(
-            f"Checked live here: {'passed' if passed else 'FAILED'}; max abs diff of outputs and final states "
-            f"{rec.metrics.get('max_abs_diff', float('nan')):.1e}, tolerance {MV.ATOL:g}"
-            + ("" if lv.exact else " (stored at other sizes than chosen above)"), icon=":material/fact_check:")
+        (st.success if rec.metrics.get("passed") else st.error)(MV.check_headline(rec, exact=lv.exact),
+                                                                 icon=":material/fact_check:")
     st.caption(f"Ran {MV.ran_note(rec)}. Seen on {MV.seen_on([rec])}.")
     if rec.ok:
-        ui.table(MV.diffs_table(rec.details.get("diffs") or {}, title=f"{row.key}: TF1 vs Keras 3"), caption=False)
+        ui.table(MV.check_table(rec), caption=False)
         facts = MV.extra_facts(rec)
         if facts:
             with st.expander("What else the check measured"):
@@ -167,48 +146,21 @@ st.markdown("A worker builds a TF1 `dynamic_rnn` over the chosen cell and layers
             f"{MV.ATOL:g}.")
 demo = sel.shown.get("convert_verify")
 if demo is None:
-    ui.how_to_get(MV.cli_command(preset, cell, layers, ["convert_verify"]), page="migrate",
-                  button="Run the converter demo", here=True)
+    if "demo" in plans:
+        ui.how_to_get(plans["demo"].command(), page="migrate", button="Run the converter demo", here=True)
 elif not demo.ok:
     st.error(ui.md_escape(f"The demo's worker failed: {demo.error}"), icon=":material/error:")
 else:
     passed = bool(demo.metrics.get("passed"))
-    (st.success if passed else st.error)(
-        f"{'Pass' if passed else 'FAIL'}: max abs diff {demo.metrics.get('max_abs_diff', float('nan')):.1e} "
-        f"(outputs {demo.metrics.get('max_abs_diff_outputs', float('nan')):.1e}, final states "
-        f"{demo.metrics.get('max_abs_diff_states', float('nan')):.1e}) against {MV.ATOL:g}",
-        icon=":material/check_circle:" if passed else ":material/cancel:")
+    (st.success if passed else st.error)(MV.demo_headline(demo),
+                                         icon=":material/check_circle:" if passed else ":material/cancel:")
     st.caption(f"Ran {MV.ran_note(demo)}; checkpoint variables: "
                f"{', '.join(demo.details.get('checkpoint_variables') or [])}; .keras file "
                f"{demo.details.get('keras_file_mb', 0) * 1024:.0f} KB. Seen on {MV.seen_on([demo])}.")
-    ui.table(MV.diffs_table(demo.details.get("diffs") or {}, title="converter demo"), caption=False)
+    ui.table(MV.demo_table(demo), caption=False)
 
 
 # -- the user's checkpoint -----------------------------------------------------------------------------------------
-def convert_upload(files, *, cell: str | None, forget_bias: float, scope: str | None) -> dict:
-    """Check the files, write them to a temporary directory, convert them in a subprocess; RnnlabError if bad."""
-    chk = MV.check_upload([(f.name, f.getvalue()) for f in files])
-    content = {f.name: f.getvalue() for f in files}
-    with tempfile.TemporaryDirectory(prefix="rnnlab-upload-") as tmp:
-        for name in chk.write:
-            with open(os.path.join(tmp, name), "wb") as fh:
-                fh.write(content[name])
-        out = os.path.join(tmp, "model.keras")
-        argv = MV.convert_argv(sys.executable, os.path.join(tmp, chk.prefix), out, cell=cell,
-                               forget_bias=forget_bias, scope=scope)
-        environ = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
-                   "PYTHONPATH": os.pathsep.join(p for p in (str(ui.nav.ROOT), os.environ.get("PYTHONPATH")) if p)}
-        try:
-            proc = subprocess.run(argv, cwd=ui.nav.ROOT, env=environ, capture_output=True, text=True,
-                                  timeout=CONVERT_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            raise RnnlabError(f"the conversion did not finish within {CONVERT_TIMEOUT_S} s") from None
-        res = MV.parse_convert_output(proc.returncode, proc.stdout, proc.stderr, hide=tmp)
-        with open(out, "rb") as fh:
-            data = fh.read()
-    return {"res": res, "keras": data, "name": f"{chk.prefix}.keras", "ignored": chk.ignored}
-
-
 st.header("Convert your own TF1 checkpoint", divider="gray")
 st.markdown(f"Upload the files `tf.compat.v1.train.Saver` wrote: `PREFIX.index` and every `PREFIX.data-*` shard "
             f"(the `checkpoint` file may come along; `.meta` is not needed). Up to {MV.MAX_UPLOAD_MB} MB in total. "
@@ -232,7 +184,9 @@ if st.button("Convert and verify", key=P + "convert", disabled=not files, icon="
     st.session_state.pop(P + "converted", None)
     with ui.guard("These files cannot be converted"), st.spinner("Converting in a separate process (TensorFlow "
                                                                  "starts there: about 10 s)..."):
-        st.session_state[P + "converted"] = {**convert_upload(files, **options), "signature": signature}
+        st.session_state[P + "converted"] = {
+            **MV.convert_upload([(f.name, f.getvalue()) for f in files], python=sys.executable,
+                                root=str(ui.nav.ROOT), **options), "signature": signature}
 done = st.session_state.get(P + "converted")
 if done and done["signature"] == signature:
     res = done["res"]
@@ -278,17 +232,14 @@ if q is not None:
                    icon=":material/block:")
     for n in q["notes"]:
         st.caption(n)
-gpu_here = envinfo.static_env()["gpu_hint"]
-st.markdown(f"**The CPU path** ({'no GPU on this machine' if not gpu_here else 'used when no GPU is visible'}): "
-            f"{ui.md_escape(cudnn.CPU_PATH.removeprefix('CPU: '))}")
-st.caption(f"Rules from Keras {envinfo.static_env().get('keras') or '3'}: {', '.join(cudnn.SOURCES)}.")
+st.markdown(f"**The CPU path** ({'used when no GPU is visible' if MV.gpu_here() else 'no GPU on this machine'}): "
+            f"{ui.md_escape(MV.CPU_PATH)}")
+st.caption(f"Rules from Keras {MV.keras_version()}: {', '.join(MV.RULE_SOURCES)}.")
 
-s004 = sel.shown.get("seed004_construct") or select.best(
-    [r for r in records if r.variant == "seed004_construct"], fp)
-st.subheader("Seed 004's construct, run here")
+st.subheader(MV.seed004_heading(s004))
 if s004 is None:
-    ui.how_to_get(MV.cli_command(preset, cell, layers, ["seed004_construct"]), page="migrate",
-                  button="Run seed 004's construct", here=True)
+    if "seed004" in plans:
+        ui.how_to_get(plans["seed004"].command(), page="migrate", button="Run seed 004's construct", here=True)
 elif not s004.ok:
     st.error(ui.md_escape(f"The worker failed: {s004.error}"), icon=":material/error:")
 else:
@@ -304,18 +255,13 @@ else:
 
 # -- the cost ------------------------------------------------------------------------------------------------------
 st.subheader("The cost, before and after")
-point, variants, ref = MV.cost_point(choice)
-st.markdown(f"At seed 004's sizes ({fmt_params(point)}): before, `keras_cell` = `keras.layers.RNN(LSTMCell)`, the "
-            "generic loop the seed's construct amounts to under Keras 3; after, the layer chosen above "
-            f"(`{'keras_unroll' if 'keras_unroll' in variants else 'keras'}`). Ratios against before.")
+st.markdown(MV.cost_intro(choice))
 unroll_recs = None
 with ui.guard("Reading the stored unrolling results"):
     unroll_recs = ui.records("unroll")
 if unroll_recs is not None:
-    shown = list(select.pick(unroll_recs, point, variants, fingerprint=fp, experiment="unroll").shown.values())
-    if shown:
-        cmp = tables.comparison(shown, reference=ref, title="seed 004's construct vs its replacement",
-                                metrics=("fwd_ms", "train_ms", "build_s", "first_call_s", "peak_mem_mb"))
+    cmp = MV.cost_table(unroll_recs, choice, env)
+    if cmp is not None:
         st.dataframe(ui.comparison_frame(cmp), hide_index=True, key=P + "cost", width="stretch")
         st.caption(cmp.caption)
     else:

@@ -9,18 +9,13 @@ import streamlit as st
 
 import ui
 from rnnlab.engine import api
-from rnnlab.core import envinfo
-from rnnlab import experiments
-from rnnlab.judge import select
 from rnnlab.present import pitfalls as PV
-from rnnlab.experiments.pitfalls import PITFALLS
-from rnnlab.core.views import to_frame
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
 
-EXP = experiments.get("pitfalls")
 P = "pitfalls."
-VARIANTS = list(PITFALLS)
+PITFALLS = PV.PITFALLS
+VARIANTS = list(PV.VARIANTS)
 PRESET_LABELS = {"quick": "quick: units 16, input_dim 8, batch 4, 6 steps",
                  "seed": "seed 000: units 128, input_dim 64, batch 32, 100 steps"}
 
@@ -28,7 +23,7 @@ sync = ui.UrlSync(P, experiment="pitfalls", names=["cell"], defaults={"cell": "r
                   extra_defaults={"preset": "quick"}, allowed_variants=VARIANTS)
 
 st.title("Multi-layer and shape pitfalls, run live")
-st.caption(EXP.summary)
+st.caption(PV.SUMMARY)
 
 # The chosen pitfall travels in the URL as ``variants``; UrlSync puts a new list there only when the URL changed
 # from outside (a link, a return to this page): then it sets the select box.
@@ -46,32 +41,27 @@ c1, c2, c3 = st.columns([5, 5, 2])
 c1.selectbox("pitfall", VARIANTS, format_func=PV.title, key=P + "pitfall")
 c2.radio("sizes", PV.PRESETS, format_func=PRESET_LABELS.get, key=P + "preset", horizontal=True,
          help="the experiment's quick preset, or seed 000's own sizes; the cell is chosen on its own")
-c3.selectbox("cell", PV.CELLS, key=P + "cell", help=EXP.params["cell"].help)
+c3.selectbox("cell", PV.CELLS, key=P + "cell", help=PV.CELL_HELP)
 pitfall, preset, cell = (st.session_state[P + k] for k in ("pitfall", "preset", "cell"))
 sync.write({"cell": cell}, [pitfall], {"preset": preset})
 spec = PITFALLS[pitfall]
 params = PV.preset_params(preset, cell)
 
-records = None
+records = env = None
 with ui.guard("Reading the stored results"):
     records = ui.records("pitfalls")
     env = api.known_env(ui.store())
 if records is None:
     st.stop()
-fp = envinfo.fingerprint(env) if env else None
-sel = select.pick(records, params, VARIANTS, fingerprint=fp, experiment="pitfalls")
+sel = PV.choose(records, params, env)
 fam = PV.family(pitfall)
+family_shown, missing_cells = PV.family_records(records, params, fam, env) if fam else ([], 0)
 
 # -- run -----------------------------------------------------------------------------------------------------------
 plans = {}
 with ui.guard("These settings cannot run"):
-    plans["one"] = api.plan("pitfalls", overrides=params, variants=[pitfall])
-    plans["all"] = api.plan("pitfalls", overrides=params, variants=VARIANTS)
-    if fam:
-        plans["cells"] = api.plan("pitfalls", overrides={**params, "cell": list(PV.CELLS)}, variants=list(fam))
+    plans = PV.plans(preset, cell, pitfall)
 busy = bool(ui.jobs.manager().active())
-missing_cells = sum(len(select.pick(records, PV.preset_params(preset, c), fam, fingerprint=fp,
-                                    experiment="pitfalls").missing) for c in PV.CELLS) if fam else 0
 r1, r2, r3, r4 = st.columns([3, 3, 3, 4])
 stored = pitfall not in sel.missing
 go = {
@@ -84,7 +74,8 @@ go = {
 }
 if fam:
     go["cells"] = r3.button(f"Run rnn/lstm/gru: {missing_cells} not stored" if missing_cells else
-                            "rnn/lstm/gru stored", key=P + "run_cells", disabled=busy or not missing_cells,
+                            "rnn/lstm/gru stored", key=P + "run_cells",
+                            disabled=busy or not missing_cells or "cells" not in plans,
                             icon=":material/grid_view:",
                             help=f"{', '.join(fam)} for every cell at these sizes: the table of sub-cases below")
 r4.caption("Each pitfall runs its wrong and its right code in a fresh TensorFlow worker (about 10 s to start); "
@@ -104,15 +95,14 @@ r.markdown(":green[**Right**]")
 r.code(spec["right_code"], language="python", line_numbers=True, wrap_lines=True)
 st.caption(f"Both programs are given: {spec['given']}")
 
-st.subheader("What happened here")
 rec = sel.shown.get(pitfall)
+st.subheader(PV.happened_heading(rec))
 if rec is None:
     if busy:
         st.info("Measuring: the result shows here when the run ends.", icon=":material/hourglass_top:")
-    else:
-        ui.how_to_get(PV.cli_command(preset, cell, [pitfall]), page="pitfalls", button="Run this pitfall", here=True)
-    elsewhere = sorted({f"{r.params.get('cell')}, units {r.params.get('units')}, input_dim {r.params.get('input_dim')}"
-                        for r in records if r.variant == pitfall})
+    elif "one" in plans:
+        ui.how_to_get(plans["one"].command(), page="pitfalls", button="Run this pitfall", here=True)
+    elsewhere = PV.stored_elsewhere(records, pitfall)
     if elsewhere:
         st.caption("Stored for other settings: " + "; ".join(elsewhere) + ". Choose them above to see them.")
 else:
@@ -156,21 +146,17 @@ else:
 
 if fam:
     st.subheader("Every cell, both input widths")
-    shown = []
-    for c in PV.CELLS:
-        s = select.pick(records, PV.preset_params(preset, c), fam, fingerprint=fp, experiment="pitfalls")
-        shown += list(s.shown.values())
-    matrix = PV.sharing_matrix(shown, fam)
+    matrix = PV.sharing_matrix(family_shown, fam)
     if matrix is None:
-        st.info("Not run yet at these sizes: press **Run rnn/lstm/gru** above, or in a terminal: "
-                f"`python -m rnnlab run pitfalls --preset {preset} --set cell=rnn,lstm,gru "
-                f"--variants {','.join(fam)}`", icon=":material/info:")
+        st.info("Not run yet at these sizes: press **Run rnn/lstm/gru** above"
+                + (f", or in a terminal: `{plans['cells'].command()}`" if "cells" in plans else "."),
+                icon=":material/info:")
     else:
-        st.dataframe(to_frame(matrix), hide_index=True, height="content", width="stretch", key=P + "matrix")
+        st.dataframe(PV.to_frame(matrix), hide_index=True, height="content", width="stretch", key=P + "matrix")
         st.caption(matrix.caption)
 
 # -- all pitfalls --------------------------------------------------------------------------------------------------
 st.header("All pitfalls at these settings", divider="gray")
 summary = PV.summary(sel.shown, params)
-st.dataframe(to_frame(summary), hide_index=True, height="content", width="stretch", key=P + "summary")
+st.dataframe(PV.to_frame(summary), hide_index=True, height="content", width="stretch", key=P + "summary")
 st.caption(summary.caption)

@@ -14,6 +14,7 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # before any TensorFlow impor
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import json  # noqa: E402
+import re  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import textwrap  # noqa: E402
@@ -129,10 +130,10 @@ def test_pitfalls_page_on_an_empty_store_shows_the_code_and_how_to_run_it():
     no_exception(at)
     spec = pitfalls_exp.PITFALLS["tf1_shared_dynamic"]
     assert spec["wrong_code"].strip() in codes(at) and spec["right_code"].strip() in codes(at)
-    assert "python -m rnnlab run pitfalls --preset quick --set cell=rnn --variants tf1_shared_dynamic" in \
-        texts(at, "info")
+    cmd = "python -m rnnlab run pitfalls --preset quick --variants tf1_shared_dynamic"  # Plan.command()
+    assert cmd in texts(at, "info") and cmd == PV.cli_command("quick", "rnn", ["tf1_shared_dynamic"])
     assert not at.button(key="pitfalls.run").disabled
-    assert set(frames(at)["pitfall"]["wrong code here"]) == {"not run yet"}
+    assert set(frames(at)["pitfall"]["wrong code"]) == {"not run yet"}
     assert not at.error
 
 
@@ -140,10 +141,11 @@ def test_migrate_page_on_an_empty_store_shows_the_mapping_and_how_to_run_it():
     at = app(MIG)
     no_exception(at)
     mapping_frame = frames(at)["TF1 construct"]
-    assert len(mapping_frame) == 11 and set(mapping_frame["checked live here"]) == {"not run yet"}
+    assert len(mapping_frame) == 11 and set(mapping_frame["checked live"]) == {"not run yet"}
     info = texts(at, "info")
-    assert ("python -m rnnlab run migrate --preset quick --set cell=lstm --set layers=2 "
-            "--variants convert_verify") in info
+    assert "python -m rnnlab run migrate --preset quick --variants convert_verify" in info  # Plan.command()
+    assert "python -m rnnlab run migrate --preset quick --set cell=gru --set layers=1 --variants check_gru_cell" \
+        == MV.cli_command("quick", "gru", 1, ["check_gru_cell"])
     assert "seed004_construct" in info
     assert MV.mapping.ROWS[0].keras3_code in codes(at)  # before/after of the first row
     assert not at.error
@@ -173,7 +175,7 @@ def test_pitfalls_page_shows_what_happened_here(records):
     assert set(matrix["one kernel, 3 layers"]) == {"yes", "–"}
     summary = f["pitfall"]
     assert len(summary) == 13 and set(summary["right code check"]) == {"pass"}
-    assert "runs (silently)" in set(summary["wrong code here"])
+    assert "runs (silently)" in set(summary["wrong code"])
     assert at.button(key="pitfalls.run").disabled and at.button(key="pitfalls.run_cells").disabled
 
 
@@ -218,7 +220,7 @@ def test_migrate_page_shows_checks_demo_and_seed004(records):
     no_exception(at)
     assert not at.error
     f = frames(at)
-    live = list(f["TF1 construct"]["checked live here"])
+    live = list(f["TF1 construct"]["checked live"])
     assert all(v.startswith("pass (") for v in live), live
     ok = texts(at, "success")
     assert "Checked live here: passed" in ok and "Pass: max abs diff" in ok
@@ -294,6 +296,87 @@ def test_migrate_run_goes_through_the_background_jobs(records, monkeypatch):
     at.button(key="migrate.run_demo").click().run()
     wait_for(at, lambda a: "Pass: max abs diff" in texts(a, "success"))
     assert fake.plans[0].variants == ("convert_verify",) and fake.plans[0].points[0]["units"] == 8
+
+
+# -- exports: the page's tables, cell by cell -------------------------------------------------------------------------
+def _screen(value) -> str:
+    """A cell as the Markdown exporter writes it: lines stripped and joined by <br>."""
+    return "<br>".join(line.strip() for line in str(value).splitlines()).strip()
+
+
+def _md_cells(line: str) -> tuple[str, ...]:
+    return tuple(c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip()[1:-1]))
+
+
+def _md_tables(text: str) -> list[tuple[tuple[str, ...], list[tuple[str, ...]]]]:
+    """Every pipe table of a Markdown file: (header, rows)."""
+    out, block = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("| "):
+            block.append(_md_cells(line))
+        elif block:
+            out.append((block[0], block[2:]))
+            block = []
+    return out
+
+
+def _export_md(experiment: str, tmp_path) -> str:
+    from rnnlab.commands import export
+
+    (path,) = export.run(fmt="md", out=str(tmp_path / f"{experiment}.md"), experiment=experiment)
+    return path.read_text()
+
+
+def assert_page_tables_exported(at: AppTest, md: str, *, skip: tuple[str, ...] = ()) -> int:
+    """Every dataframe the page shows (but ``skip``, by first column) is a table of the export, cell by cell."""
+    exported = _md_tables(md)
+    n = 0
+    for d in at.dataframe:
+        frame = d.value
+        if frame.columns[0] in skip:
+            continue
+        cols = tuple(_screen(c) for c in frame.columns)
+        rows = [tuple(_screen(v) for v in row) for row in frame.itertuples(index=False)]
+        same_cols = [t for t in exported if t[0] == cols]
+        assert same_cols, f"no exported table with columns {cols}"
+        assert any(r == rows for _, r in same_cols), f"table {cols[0]!r}: rows differ from every exported one"
+        n += 1
+    return n
+
+
+def test_export_pitfalls_writes_the_page_tables(records, tmp_path):
+    fill(records)
+    md = _export_md("pitfalls", tmp_path)
+    assert md.count("Pitfalls: cell=") == 3  # a summary per stored configuration: rnn, lstm, gru at quick sizes
+    for query in (None, {"variants": "keras_shared_sequential"}, {"variants": "shape_seq_len_dtype"}):
+        at = app(PIT, query)
+        no_exception(at)
+        assert assert_page_tables_exported(at, md) >= 3
+    rep = PV.report(Store().records("pitfalls"))
+    assert rep.provenance["source"].startswith("measured here") and not rep.charts
+
+
+def test_export_migrate_writes_the_page_tables(records, tmp_path):
+    fill(records)
+    md = _export_md("migrate", tmp_path)
+    at = app(MIG)
+    no_exception(at)
+    assert assert_page_tables_exported(at, md) == 4  # mapping, the row's check, the demo, seed 004
+    with pytest.raises(RnnlabError, match="python -m rnnlab run migrate --preset quick"):
+        MV.report([])
+
+
+def test_bundled_records_are_not_measured_here(records):
+    bundled = [r.with_(source="baseline") for r in records]
+    rec = rec_of(bundled, "tf1_shared_dynamic", cell="rnn")
+    assert PV.happened_heading(rec).startswith("What happened (bundled from ")
+    assert "here" not in PV.seen_on(rec).replace("not measured here", "")
+    s004 = rec_of(bundled, "seed004_construct")
+    assert MV.seed004_heading(s004).startswith("Seed 004's construct (bundled from ")
+    assert MV.check_headline(rec_of(bundled, "check_dynamic_rnn")).startswith("Checked live (bundled from ")
+    for t in PV.tables(bundled) + MV.tables(bundled):
+        assert "measured here" not in t.caption.replace("not measured here", "") and "on this machine" not in t.caption
+        assert " here" not in t.title
 
 
 # -- the upload --------------------------------------------------------------------------------------------------------

@@ -141,10 +141,14 @@ def test_unknown_variant_and_xla_on_tf1_are_refused():
 
 
 def test_keras_cudnn_eligibility_rules():
-    from rnnlab.tf.keras3 import cudnn_ineligible_reason
+    """The Keras runners' kernel note: the layer they build, judged by the one cuDNN rule (rnnlab.tf.cudnn)."""
+    from rnnlab.tf.cudnn import cudnn_eligibility, kernel_note
+    from rnnlab.tf.keras3 import layer_settings
 
     def reason(cell, variant, device="GPU"):
-        return cudnn_ineligible_reason(Problem(_params(cell, 1, "rows:5/3/1", False)), variant, device)
+        layer, settings = layer_settings(Problem(_params(cell, 1, "rows:5/3/1", False)), variant, device)
+        assert cudnn_eligibility(layer, **settings)[0] is (kernel_note(layer, **settings) is None)
+        return kernel_note(layer, **settings)
 
     assert reason("lstm", "keras") is None  # defaults, right-padded mask: Keras takes cuDNN on a GPU
     assert reason("lstm", "keras", "CPU") == "CPU: no fused kernel"

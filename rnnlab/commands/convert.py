@@ -3,8 +3,9 @@
 Reads a TF1 checkpoint (``tf.train.load_checkpoint``; never unpickles), finds the RNN cells in it, writes Keras 3
 layers holding those weights (``.keras`` model or ``.weights.h5``), reads the written file back, and verifies it
 against the TF1 graph (``dynamic_rnn``) on random inputs, with and without ``sequence_length``: max abs diff per
-output and state, pass/fail at 1e-5. Exit 0 when verification passes, 1 when it does not; bad input (missing file,
-not a checkpoint, unsupported options such as peepholes or projections) raises ``RnnlabError`` (exit 2).
+output and state, pass/fail at ``rnnlab.core.rules.ATOL`` (1e-5). Exit 0 when verification passes, 1 when it does
+not; bad input (missing file, not a checkpoint, unsupported options such as peepholes or projections) raises
+``RnnlabError`` (exit 2).
 """
 
 from __future__ import annotations
@@ -14,12 +15,11 @@ import sys
 import warnings
 
 from rnnlab.core.errors import RnnlabError
-
-ATOL = 1e-5
+from rnnlab.core.rules import ATOL
 
 
 def setup_arguments(sub) -> None:
-    p = sub.add_parser("convert", help="convert a TF1 RNN checkpoint to Keras 3 layers and verify it to 1e-5")
+    p = sub.add_parser("convert", help=f"convert a TF1 RNN checkpoint to Keras 3 layers and verify it to {ATOL:g}")
     p.add_argument("checkpoint", help="checkpoint prefix (model.ckpt), one of its files, or its directory")
     p.add_argument("--out", required=True, help="PATH.keras (model) or PATH.weights.h5 (weights only)")
     p.add_argument("--cell", choices=("lstm", "gru", "rnn"), help="cell type when the variable names do not tell")

@@ -15,7 +15,8 @@ defaults: ``parallel_iterations=32``, ``swap_memory=False``, ``time_major=False`
 
 The dynamic variants and ``static_full`` are measured by ``rnnlab.tf.measure.run_variant`` (variants
 ``tf1_dynamic`` / ``tf1_static`` with the knob set in their params), so their metrics are the unroll experiment's;
-``static_first_n`` has its own small TF1 runner timed the same way. The reference for ``max_abs_diff`` is
+``static_first_n`` is the same TF1 runner with its ``first_n`` hook (``rnnlab.tf.tf1.TF1Runner``), timed the
+same way. The reference for ``max_abs_diff`` is
 ``dynamic_default``; ``static_first_n`` returns no outputs to compare (its own metrics say how it differs).
 """
 
@@ -177,12 +178,10 @@ def measure_first_line(e: BaseException) -> str:
 
 
 def _run_first_n(params: dict, ctx) -> dict:
-    import tensorflow as tf
-
     from rnnlab.tf.flops import forward_flops
     from rnnlab.tf.measure import time_runner
     from rnnlab.tf.numpy_ref import as_outputs, forward as ref_forward
-    from rnnlab.tf.tf1 import TF1Runner, _cell_classes, _per_layer_states, v1
+    from rnnlab.tf.tf1 import TF1Runner
     from rnnlab.tf.weights import Problem
 
     n = int(params["first_n"])
@@ -192,36 +191,10 @@ def _run_first_n(params: dict, ctx) -> dict:
 
         raise VariantUnsupported(f"first_n={n} is more than seq_len={pb.seq_len}")
 
-    class FirstNRunner(TF1Runner):
-        """TF1Runner's static graph over ``tf.unstack(x[:, :n], num=n, axis=1)``; x keeps its full length."""
-
-        def _build(self, train: bool) -> dict:
-            classes, multi = _cell_classes()
-            g = {"graph": tf.Graph()}
-            with g["graph"].as_default(), tf.device(self.ctx.tf_device):
-                g["x"] = v1.get_variable("inputs", shape=pb.x_feed.shape, dtype=tf.float32, trainable=False,
-                                         initializer=v1.zeros_initializer())
-                g["cells"] = [classes[pb.cell](pb.units) for _ in range(pb.layers)]
-                cell = multi(g["cells"]) if pb.layers > 1 else g["cells"][0]
-                steps = tf.unstack(g["x"][:, :n], num=n, axis=1)
-                outs, state = v1.nn.static_rnn(cell, steps, dtype=tf.float32)
-                g["outputs"] = tf.stack(outs, axis=1)
-                g["states"] = _per_layer_states(pb.cell, state, pb.layers)
-                if train:
-                    g["loss"] = tf.reduce_mean(tf.square(g["outputs"]))
-                    g["train_op"] = v1.train.AdamOptimizer(1e-3).minimize(g["loss"])
-                g["init"] = v1.global_variables_initializer()
-                g["loads"] = []
-                for var in [g["x"]] + [w for c in g["cells"] for w in c.weights]:
-                    ph = v1.placeholder(var.dtype.base_dtype, var.shape)
-                    g["loads"].append((var, ph, var.assign(ph, read_value=False)))
-            return g
-
     ctx.phase("seed_code")
     seed = _seed_line(params, n)
     repeats, warmup = int(params.get("repeats", 30)), int(params.get("warmup", 3))
-    runner = FirstNRunner(pb, "tf1_static", ctx)
-    runner.details["kernel"] = f"generic (TF1 cells, unrolled graph of the first {n} of {pb.seq_len} steps)"
+    runner = TF1Runner(pb, "tf1_static", ctx, first_n=n)  # static_rnn over tf.unstack(x[:, :n], num=n, axis=1)
     m, outputs, (top, fns) = time_runner(runner, ctx, repeats=repeats, warmup=warmup)
 
     full = as_outputs(*ref_forward(pb.cell, pb.weights, pb.x))

@@ -11,7 +11,7 @@ Variants:
   verbatim, plus what Keras 3's cuDNN rules say (``rnnlab.tf.cudnn``).
 * ``check_<row>`` -- one per row of ``rnnlab.tf.mapping``: the TF1 construct against its Keras 3 replacement.
 
-Tolerance: 1e-5 (float32). No reference variant: every variant compares against TF1 itself.
+Tolerance: ``rnnlab.core.rules.ATOL`` (1e-5, float32). No reference variant: every variant compares against TF1 itself.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import time
 
 from rnnlab.tf.mapping import BY_KEY, CHECK_NAMES
 from rnnlab.core.params import param_set
+from rnnlab.core.rules import ATOL
 from rnnlab.experiments.base import Experiment
 
 CHECK_VARIANTS = tuple(f"check_{n}" for n in CHECK_NAMES)
@@ -33,7 +34,7 @@ METRICS_DOC = {
                     "states, all cases (here, not against a reference variant)",
     "max_abs_diff_outputs": "convert_verify: max abs difference of the output sequences, absolute",
     "max_abs_diff_states": "convert_verify: max abs difference of the final states (h, and c for LSTMs), absolute",
-    "passed": "1 when every difference is <= 1e-5 (float32) and the row's trap checks hold, else 0",
+    "passed": f"1 when every difference is <= {ATOL:g} (float32) and the row's trap checks hold, else 0",
     "convert_s": "convert_verify: reading the checkpoint and building the Keras 3 model, s",
     "run_s": "wall time of the variant's work in the worker, s",
     "keras3_call_ok": "seed004_construct: 1 if keras.layers.RNN(TF1 LSTMCell)(x) ran under Keras 3, else 0",
@@ -51,7 +52,7 @@ EXPERIMENT = Experiment(
     title="Migrating TF1 RNN cells to Keras 3 layers",
     summary="Each TF1 RNN construct (cells, MultiRNNCell, dynamic/static/bidirectional RNN, wrappers) against its "
             "Keras 3 replacement on identical weights and inputs; a TF1 checkpoint converted to a .keras file and "
-            "verified to 1e-5; what seed 004's 'cuDNN-based' construct does under Keras 3.",
+            f"verified to {ATOL:g}; what seed 004's 'cuDNN-based' construct does under Keras 3.",
     params=param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "lengths", "seed", "timeout_s"],
                      defaults=_DEFAULTS),
     variants=VARIANTS,

@@ -6,10 +6,10 @@ Variants are ``<path>_<dtype>``:
   (``rnnlab.tf.measure``) with the Keras 3 dtype policy ``dtype`` on every layer (float32 variables,
   computation in float16 / bfloat16; Adam wrapped in ``LossScaleOptimizer`` under mixed_float16).
 - ``tf1_dynamic_float32``: the unroll experiment's ``tf1_dynamic``.
-- ``tf1_dynamic_mixed_float16`` / ``tf1_dynamic_bfloat16``: rnnlab's own cast-based TF1 path, since
-  ``measure.run_variant`` builds float32 TF1 graphs only: float32 variables behind a ``variable_scope`` custom
-  getter that casts them to the compute dtype, inputs cast, ``dynamic_rnn(dtype=compute)``, outputs cast back to
-  float32; training with a float32 loss, a fixed loss scale of 1024 under float16, and ``AdamOptimizer`` on the
+- ``tf1_dynamic_mixed_float16`` / ``tf1_dynamic_bfloat16``: the TF1 runner's cast hooks (``rnnlab.tf.tf1.TF1Runner``
+  with ``compute_dtype`` and ``loss_scale``; ``tf1_dynamic`` itself measures float32 only): float32 variables behind
+  a ``variable_scope`` custom getter that casts them to the compute dtype, inputs cast,
+  ``dynamic_rnn(dtype=compute)``, outputs cast back to float32; training with a float32 loss, a fixed loss scale of 1024 under float16, and ``AdamOptimizer`` on the
   float32 variables (the TF1 recipe for mixed precision).
 - ``tf1_dynamic_policy``: seed 000 (6.3) as written: ``tf.keras.mixed_precision.set_global_policy("mixed_float16")``
   and then an ordinary float32 ``dynamic_rnn``. Timed like ``tf1_dynamic``; the graph is searched for the dtypes its
@@ -260,8 +260,9 @@ def _run_policy(p: dict, ctx) -> dict:
     import tensorflow as tf
 
     from rnnlab.tf import measure
+    from rnnlab.tf.tf1 import TF1Runner
+    from rnnlab.tf.weights import Problem
 
-    v1 = tf.compat.v1
     mp = tf.keras.mixed_precision
     mp.set_global_policy("mixed_float16")
     try:
@@ -269,26 +270,24 @@ def _run_policy(p: dict, ctx) -> dict:
         info: dict = {"policy_keras": getattr(tf.keras, "__name__", "tf.keras"),
                       "policy_code": 'tf.keras.mixed_precision.set_global_policy("mixed_float16")'}
         metrics: dict = {}
-        g = tf.Graph()
+        runner = TF1Runner(Problem(p), "tf1_dynamic", ctx)  # the graph tf1_dynamic times, built under the policy
         try:
-            with g.as_default():
-                x = v1.placeholder(tf.float32, [p["batch"], p["seq_len"], p["input_dim"]])
-                cls = {"rnn": v1.nn.rnn_cell.BasicRNNCell, "lstm": v1.nn.rnn_cell.BasicLSTMCell,
-                       "gru": v1.nn.rnn_cell.GRUCell}[p["cell"]]
-                cells = [cls(p["units"]) for _ in range(p["layers"])]
-                cell = v1.nn.rnn_cell.MultiRNNCell(cells) if p["layers"] > 1 else cells[0]
-                outputs, _ = v1.nn.dynamic_rnn(cell, x, dtype=tf.float32)
-                gd = g.as_graph_def()
+            try:
+                runner.build_forward()
+                g = runner.fg
+                gd = g["graph"].as_graph_def()
                 kinds = [n.attr["T"].type for n in gd.node if n.op in ("MatMul", "BatchMatMulV2")]
                 kinds += [n.attr["T"].type for f in gd.library.function for n in f.node_def
                           if n.op in ("MatMul", "BatchMatMulV2")]
                 metrics["policy_float16_matmuls"] = float(sum(k == tf.float16.as_datatype_enum for k in kinds))
                 metrics["policy_float32_matmuls"] = float(sum(k == tf.float32.as_datatype_enum for k in kinds))
-                info["policy_output_dtype"] = outputs.dtype.name
-                info["policy_variable_dtypes"] = sorted({w.dtype.base_dtype.name for c in cells for w in c.weights})
-                with v1.Session(graph=g) as sess:
-                    sess.run(v1.global_variables_initializer())
-                    sess.run(outputs, {x: np.zeros(x.shape, np.float32)})
+                info["policy_output_dtype"] = g["outputs"].dtype.name
+                info["policy_variable_dtypes"] = sorted({w.dtype.base_dtype.name for c in g["cells"]
+                                                         for w in c.weights})
+                runner.start()
+                runner.forward()
+            finally:
+                runner.close()
             metrics["policy_runs"] = 1.0
         except Exception as e:
             metrics["policy_runs"] = 0.0
@@ -311,54 +310,17 @@ def _run_policy(p: dict, ctx) -> dict:
 
 
 def _run_tf1_cast(p: dict, dtype: str, ctx) -> dict:
-    """TF1 dynamic_rnn computing in float16/bfloat16 on float32 variables (custom getter), timed like measure."""
-    import tensorflow as tf
-
+    """TF1 dynamic_rnn computing in float16/bfloat16 on float32 variables (the TF1 runner's ``compute_dtype`` and
+    ``loss_scale`` hooks), timed like measure."""
     from rnnlab.tf.flops import forward_flops
     from rnnlab.tf.measure import time_runner
     from rnnlab.tf.numpy_ref import as_outputs, forward as ref_forward
-    from rnnlab.tf.tf1 import TF1Runner, _cell_classes, _per_layer_states, v1
+    from rnnlab.tf.tf1 import TF1Runner
     from rnnlab.tf.weights import Problem
 
     pb = Problem({**p, "dtype": "float32"})
-    comp = tf.as_dtype(COMPUTE[dtype])
     scale = LOSS_SCALE if dtype == "mixed_float16" else 1.0
-
-    def cast_getter(getter, name, shape=None, dtype=None, *args, **kw):  # TF passes ``getter=`` by name
-        var = getter(name, shape, tf.float32, *args, **kw)  # master weights stay float32
-        return tf.cast(var, comp) if dtype == comp else var
-
-    class CastRunner(TF1Runner):
-        def _build(self, train: bool) -> dict:
-            classes, multi = _cell_classes()
-            g = {"graph": tf.Graph()}
-            with g["graph"].as_default(), tf.device(self.ctx.tf_device):
-                g["x"] = v1.get_variable("inputs", shape=pb.x_feed.shape, dtype=tf.float32, trainable=False,
-                                         initializer=v1.zeros_initializer())
-                with v1.variable_scope("rnn_cast", custom_getter=cast_getter):
-                    g["cells"] = [classes[pb.cell](pb.units, dtype=comp) for _ in range(pb.layers)]
-                    cell = multi(g["cells"]) if pb.layers > 1 else g["cells"][0]
-                    out, state = v1.nn.dynamic_rnn(cell, tf.cast(g["x"], comp), dtype=comp,
-                                                   parallel_iterations=pb.parallel_iterations)
-                g["outputs"] = tf.cast(out, tf.float32)
-                g["states"] = [{k: tf.cast(t, tf.float32) for k, t in st.items()}
-                               for st in _per_layer_states(pb.cell, state, pb.layers)]
-                weights = [v for v in v1.trainable_variables() if v.name.startswith("rnn_cast/")]
-                if train:
-                    g["loss"] = tf.reduce_mean(tf.square(g["outputs"]))
-                    opt = v1.train.AdamOptimizer(1e-3)
-                    grads = opt.compute_gradients(g["loss"] * scale, var_list=weights)
-                    g["train_op"] = opt.apply_gradients([(gr / scale, v) for gr, v in grads])
-                g["init"] = v1.global_variables_initializer()
-                g["loads"] = []
-                for var in [g["x"]] + weights:
-                    ph = v1.placeholder(var.dtype.base_dtype, var.shape)
-                    g["loads"].append((var, ph, var.assign(ph, read_value=False)))
-            return g
-
-    runner = CastRunner(pb, "tf1_dynamic", ctx)
-    runner.details.update(kernel=f"generic (TF1 cells computing in {comp.name} on float32 variables, while_loop)",
-                          loss_scale=scale)
+    runner = TF1Runner(pb, "tf1_dynamic", ctx, compute_dtype=COMPUTE[dtype], loss_scale=scale)
     repeats, warmup = int(p.get("repeats", 30)), int(p.get("warmup", 3))
     m, outputs, (top, fns) = time_runner(runner, ctx, repeats=repeats, warmup=warmup)
     ref = as_outputs(*ref_forward(pb.cell, pb.weights, pb.x))

@@ -1,36 +1,48 @@
 """The migrate page's content as data (no Streamlit, no TensorFlow).
 
-- the TF1 -> Keras 3 mapping (``mapping.ROWS``) with what the stored ``migrate`` records say about each row here;
-- the differences a check or the converter measured, against the 1e-5 tolerance;
+- the TF1 -> Keras 3 mapping (``mapping.ROWS``) with what the stored ``migrate`` records say about each row;
+- the differences a check or the converter measured, against the one tolerance (``rnnlab.core.rules.ATOL``);
 - seed 004's construct as the ``seed004_construct`` worker saw it;
 - an uploaded TF1 checkpoint: the file names checked before anything runs (:func:`check_upload`), the command that
   converts it in another process (:func:`convert_argv`) and its answer read back (:func:`parse_convert_output`);
-- the cuDNN question on the user's settings (:func:`cudnn_question`) and the unrolling page's configuration that
-  measures the cost of seed 004's construct against the layer that replaces it (:func:`cost_query`).
+- the cuDNN question on the user's settings (:func:`cudnn_question`, Keras 3's rules from ``rnnlab.tf.cudnn``) and
+  the unrolling page's configuration that measures the cost of seed 004's construct against the layer that replaces
+  it (:func:`cost_query`, :func:`cost_table`);
+- :func:`report`: the page's tables for every configuration stored (``python -m rnnlab export --experiment migrate``).
+
+Which record stands for a check is ``rnnlab.judge.select``'s choice, where it ran is ``select``'s wording ("here" only
+for this machine's records), and commands come from ``Plan.command()``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import tempfile
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from rnnlab import experiments
-from rnnlab.judge import select
-from rnnlab.core import format as fmt
+from rnnlab.core import envinfo, format as fmt
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.record import Record, canonical_json, utc_now
+from rnnlab.core.rules import ATOL
+from rnnlab.core.views import Report, TableView, to_frame  # noqa: F401  (to_frame: the page's frames)
+from rnnlab.engine import api
 from rnnlab.experiments.pitfalls import error_summary
-from rnnlab.core.record import Record
+from rnnlab.judge import select
 from rnnlab.judge.select import provenance, source_note
-from rnnlab.core.views import TableView
 from rnnlab.tf import cudnn, mapping
 
-ATOL = 1e-5  # float32; the experiment's and the convert command's tolerance
 EXP = "migrate"
 PRESETS = ("quick", "seed")
 SIZES = ("units", "batch", "seq_len", "input_dim", "lengths")  # what a preset sets; cell and layers are chosen
 CHECK_VARIANTS = tuple(f"check_{r.check}" for r in mapping.ROWS if r.check)
+ROWS = {r.variant: r for r in mapping.ROWS if r.variant}  # variant -> mapping row, in the mapping's order
+SUMMARY = experiments.get(EXP).summary
+CELLS = tuple(experiments.get(EXP).params["cell"].choices)
 
 
 def preset_params(preset: str, cell: str, layers: int) -> dict:
@@ -41,9 +53,33 @@ def preset_params(preset: str, cell: str, layers: int) -> dict:
     return exp.params.fill({**sizes, "cell": cell, "layers": layers})
 
 
+def plan(preset: str, cell: str, layers: int, variants: Sequence[str]) -> api.Plan:
+    return api.plan(EXP, preset=preset, overrides=preset_params(preset, cell, layers), variants=list(variants))
+
+
+def plans(preset: str, cell: str, layers: int) -> dict[str, api.Plan]:
+    """The page's runs: the live checks, the converter demo, seed 004's construct."""
+    return {"checks": plan(preset, cell, layers, CHECK_VARIANTS),
+            "demo": plan(preset, cell, layers, ["convert_verify"]),
+            "seed004": plan(preset, cell, layers, ["seed004_construct"])}
+
+
 def cli_command(preset: str, cell: str, layers: int, variants: Sequence[str]) -> str:
-    return (f"python -m rnnlab run migrate --preset {preset} --set cell={cell} --set layers={layers} "
-            f"--variants {','.join(variants)}")
+    """The same run from a terminal (``Plan.command()``)."""
+    return plan(preset, cell, layers, variants).command()
+
+
+def fingerprint(env: Mapping[str, Any] | None) -> dict | None:
+    """This environment's fingerprint from ``api.known_env`` (None: unknown, any record of this store counts)."""
+    return envinfo.fingerprint(dict(env)) if env else None
+
+
+def where(recs: Sequence[Record]) -> str:
+    """"here" for this machine's records, else whose: "(bundled from <machine>)" (``select.origin``)."""
+    recs = [r for r in recs if r is not None]
+    if not recs or select.is_here(recs):
+        return "here"
+    return f"({'; '.join(dict.fromkeys(select.origin(r) for r in recs))})"
 
 
 def seen_on(recs: Sequence[Record]) -> str:
@@ -70,7 +106,7 @@ class Live:
 
 
 def live(records: Sequence[Record], params: Mapping[str, Any], variants: Sequence[str], *,
-         fingerprint: Mapping[str, Any] | None) -> dict[str, Live]:
+         fingerprint: Mapping[str, Any] | None = None) -> dict[str, Live]:
     """Per variant, the record at this configuration, else the best one at any configuration (a check that passed
     at other sizes on this install still says the mapping holds here)."""
     sel = select.pick(records, params, variants, fingerprint=fingerprint, experiment=EXP)
@@ -98,8 +134,9 @@ def verdict(rec: Record | None, *, exact: bool = True) -> str:
     return text
 
 
-def mapping_table(checks: Mapping[str, Live]) -> TableView:
-    """The mapping, one row per TF1 construct; "checked live here" from the stored check records."""
+def mapping_table(checks: Mapping[str, Live], params: Mapping[str, Any] | None = None) -> TableView:
+    """The mapping, one row per TF1 construct; "checked live" from the stored check records (``params``: the
+    configuration they were chosen for, in the title)."""
     rows, raw, recs = [], [], []
     for r in mapping.ROWS:
         lv = checks.get(r.variant) if r.variant else None
@@ -112,11 +149,11 @@ def mapping_table(checks: Mapping[str, Live]) -> TableView:
         rows.append((r.tf1, r.keras3_code, traps, none, live_text))
         raw.append((r.tf1, r.keras3_code, list(r.traps), list(r.no_equivalent),
                     None if rec is None or not rec.ok else bool(rec.metrics.get("passed"))))
-    return TableView(title="TF1 RNN constructs -> Keras 3",
+    return TableView(title="TF1 RNN constructs -> Keras 3" + (f" ({_short_params(params)})" if params else ""),
                      caption=("checked live: the TF1 construct and its Keras 3 replacement run on identical weights "
                               f"and inputs, max abs difference of outputs and final states against {ATOL:g}; "
                               + (seen_on(recs) if recs else "no check stored yet")),
-                     columns=("TF1 construct", "Keras 3 code", "traps", "no Keras 3 equivalent", "checked live here"),
+                     columns=("TF1 construct", "Keras 3 code", "traps", "no Keras 3 equivalent", "checked live"),
                      rows=tuple(rows), raw=tuple(raw), provenance=provenance(recs))
 
 
@@ -158,6 +195,35 @@ def ran_note(rec: Record) -> str:
     if d.get("spec"):
         return f"{describe_spec(d['spec'])}; {sizes}"
     return f"{_short_params(p)}; {sizes}"
+
+
+def check_table(rec: Record) -> TableView:
+    """A check's differences, TF1 construct vs its Keras 3 replacement (one row per tensor)."""
+    row = ROWS.get(rec.variant)
+    name = row.key if row is not None else rec.variant
+    return diffs_table(rec.details.get("diffs") or {}, title=f"{name}: TF1 vs Keras 3 ({_short_params(rec.params)})",
+                       caption=f"Ran {ran_note(rec)}; {seen_on([rec])}")
+
+
+def demo_table(rec: Record) -> TableView:
+    """The converter demo's differences: the TF1 graph vs the .keras file it wrote."""
+    return diffs_table(rec.details.get("diffs") or {}, title=f"converter demo ({_short_params(rec.params)})",
+                       caption=f"Ran {ran_note(rec)}; {seen_on([rec])}")
+
+
+def check_headline(rec: Record, *, exact: bool = True) -> str:
+    """"Checked live here: passed; max abs diff ... 1.2e-07, tolerance 1e-05" (whose machine, when not this one)."""
+    passed = bool(rec.metrics.get("passed"))
+    return (f"Checked live {where([rec])}: {'passed' if passed else 'FAILED'}; max abs diff of outputs and final "
+            f"states {rec.metrics.get('max_abs_diff', float('nan')):.1e}, tolerance {ATOL:g}"
+            + ("" if exact else " (stored at other sizes than chosen above)"))
+
+
+def demo_headline(rec: Record) -> str:
+    m = rec.metrics
+    return (f"{'Pass' if m.get('passed') else 'FAIL'}: max abs diff {m.get('max_abs_diff', float('nan')):.1e} "
+            f"(outputs {m.get('max_abs_diff_outputs', float('nan')):.1e}, final states "
+            f"{m.get('max_abs_diff_states', float('nan')):.1e}) against {ATOL:g}")
 
 
 def extra_facts(rec: Record) -> list[tuple[str, str]]:
@@ -233,6 +299,12 @@ def seed004_findings(rec: Record) -> list[str]:
     return out
 
 
+def seed004_heading(rec: Record | None) -> str:
+    """"Seed 004's construct, run here" for this machine's record (or none yet), else whose machine ran it."""
+    w = where([rec] if rec is not None else [])
+    return "Seed 004's construct, run here" if w == "here" else f"Seed 004's construct {w}"
+
+
 def seed004_table(rec: Record) -> TableView:
     scen = (rec.details or {}).get("scenarios") or {}
     rows, raw = [], []
@@ -242,7 +314,7 @@ def seed004_table(rec: Record) -> TableView:
                      _rnn_class(name, s), str(s.get("result")), str(s.get("failed_at") or ""), err))
         raw.append((name, s.get("TF_USE_LEGACY_KERAS"), _rnn_class(name, s), s.get("result"), s.get("failed_at"),
                     err))
-    return TableView(title="Seed 004's construct, run here", caption=seen_on([rec]),
+    return TableView(title=f"{seed004_heading(rec)} ({_short_params(rec.params)})", caption=seen_on([rec]),
                      columns=("what ran", "TF_USE_LEGACY_KERAS", "RNN layer", "result", "failed at", "error"),
                      rows=tuple(rows), raw=tuple(raw), provenance=provenance([rec]))
 
@@ -439,7 +511,7 @@ def convert_argv(python: str, prefix_path: str, out_path: str, *, cell: str | No
 
 
 def parse_convert_output(returncode: int, stdout: str, stderr: str, *, hide: str = "") -> dict:
-    """The command's JSON answer (exit 0: verified, 1: converted but not within 1e-5); its one-line error as an
+    """The command's JSON answer (exit 0: verified, 1: converted but not within ATOL); its one-line error as an
     ``RnnlabError`` (exit 2); anything else (a crash) as an ``RnnlabError`` with the end of stderr. ``hide``: a
     temporary directory to strip from messages."""
     def clean(text: str) -> str:
@@ -471,3 +543,129 @@ def convert_diffs(res: Mapping[str, Any]) -> TableView:
            f"{v.get('seq_len')} steps of random inputs" + (f"; sequence_length = {lengths}" if lengths else ""))
     return diffs_table(diffs, atol=float(v.get("atol", ATOL)), title="Verification of the converted file",
                        caption=cap)
+
+
+# ----------------------------------------------------------------------------------------------- page helpers
+
+def selection(records: Sequence[Record], params: Mapping[str, Any], env: Mapping[str, Any] | None = None
+              ) -> tuple[dict[str, Live], select.Selection, Record | None]:
+    """What the page shows at ``params``: the live check per mapping row (:func:`live`), the selection of every
+    migrate variant (what stands, what a run would still measure) and seed 004's record (at these params, else the
+    best one stored)."""
+    fp = fingerprint(env)
+    checks = live(records, params, CHECK_VARIANTS, fingerprint=fp)
+    sel = select.pick(records, params, ["convert_verify", "seed004_construct", *CHECK_VARIANTS], fingerprint=fp,
+                      experiment=EXP)
+    s004 = live(records, params, ["seed004_construct"], fingerprint=fp)["seed004_construct"].record
+    return checks, sel, s004
+
+
+CPU_PATH = cudnn.CPU_PATH.removeprefix("CPU: ")  # the generic loop Keras 3 runs without a GPU
+RULE_SOURCES = cudnn.SOURCES
+
+
+def gpu_here() -> bool:
+    """Whether this machine may have a GPU (an NVIDIA device node; no TensorFlow imported)."""
+    return bool(envinfo.static_env()["gpu_hint"])
+
+
+def keras_version() -> str:
+    return str(envinfo.static_env().get("keras") or "3")
+
+
+def cost_intro(choice: Mapping[str, str]) -> str:
+    """What the cost table compares, in words (Markdown)."""
+    point, variants, _ = cost_point(choice)
+    return (f"At seed 004's sizes ({fmt.fmt_params(point)}): before, `keras_cell` = `keras.layers.RNN(LSTMCell)`, "
+            "the generic loop the seed's construct amounts to under Keras 3; after, the layer chosen above "
+            f"(`{'keras_unroll' if 'keras_unroll' in variants else 'keras'}`). Ratios against before.")
+
+
+def cost_table(unroll_records: Sequence[Record], choice: Mapping[str, str],
+               env: Mapping[str, Any] | None = None) -> TableView | None:
+    """The unrolling experiment's records at :func:`cost_point` as a comparison (None: not measured yet)."""
+    from rnnlab.present import tables
+
+    point, variants, ref = cost_point(choice)
+    shown = list(select.pick(unroll_records, point, variants, fingerprint=fingerprint(env),
+                             experiment="unroll").shown.values())
+    if not shown:
+        return None
+    return tables.comparison(shown, reference=ref, title="seed 004's construct vs its replacement",
+                             metrics=("fwd_ms", "train_ms", "build_s", "first_call_s", "peak_mem_mb"))
+
+
+CONVERT_TIMEOUT_S = 240
+
+
+def convert_upload(files: Sequence[tuple[str, bytes]], *, python: str, root: str, cell: str | None = None,
+                   forget_bias: float = 1.0, scope: str | None = None, timeout_s: float = CONVERT_TIMEOUT_S
+                   ) -> dict:
+    """Check uploaded files (:func:`check_upload`), write them to a temporary directory and convert them with
+    ``python -m rnnlab convert`` in a subprocess (TensorFlow starts there, never in the app). Returns ``{"res": the
+    command's JSON, "keras": the file's bytes, "name", "ignored"}``; RnnlabError for anything the user can fix."""
+    chk = check_upload(files)
+    content = dict(files)
+    with tempfile.TemporaryDirectory(prefix="rnnlab-upload-") as tmp:
+        for name in chk.write:
+            with open(os.path.join(tmp, name), "wb") as fh:
+                fh.write(content[name])
+        out = os.path.join(tmp, "model.keras")
+        argv = convert_argv(python, os.path.join(tmp, chk.prefix), out, cell=cell, forget_bias=forget_bias,
+                            scope=scope)
+        environ = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
+                   "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)}
+        try:
+            proc = subprocess.run(argv, cwd=root, env=environ, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise RnnlabError(f"the conversion did not finish within {timeout_s:g} s") from None
+        res = parse_convert_output(proc.returncode, proc.stdout, proc.stderr, hide=tmp)
+        with open(out, "rb") as fh:
+            data = fh.read()
+    return {"res": res, "keras": data, "name": f"{chk.prefix}.keras", "ignored": chk.ignored}
+
+
+# ----------------------------------------------------------------------------------------------- export
+
+def _config_order(params: Mapping[str, Any]) -> tuple:
+    cell = {c: i for i, c in enumerate(CELLS)}
+    return (cell.get(params.get("cell"), 9), int(params.get("layers") or 0),
+            tuple(str(params.get(k)) for k in SIZES), canonical_json(dict(params)))
+
+
+def tables(records: Sequence[Record], env: Mapping[str, Any] | None = None) -> list[TableView]:
+    """Every table the page shows from migrate records, for every configuration stored: the mapping with its live
+    checks, each check's differences, the converter demo's, and seed 004's construct."""
+    recs = [r for r in records if r.experiment == EXP]
+    configs: dict[str, dict] = {}
+    for r in recs:
+        configs.setdefault(select.config_key(r), dict(r.params))
+    out: list[TableView] = []
+    for params in sorted(configs.values(), key=_config_order):
+        checks, sel, _ = selection(recs, params, env)
+        out.append(mapping_table(checks, params))
+        for v in CHECK_VARIANTS:
+            rec = sel.shown.get(v)
+            if rec is not None and rec.ok:
+                out.append(check_table(rec))
+        for v, make in (("convert_verify", demo_table), ("seed004_construct", seed004_table)):
+            rec = sel.shown.get(v)
+            if rec is not None and rec.ok:
+                out.append(make(rec))
+    return out
+
+
+def report(records: Sequence[Record]) -> Report:
+    """The page's tables as a Report: ``python -m rnnlab export --experiment migrate``."""
+    from rnnlab.present.report import commit
+
+    recs = [r for r in records if r.experiment == EXP]
+    if not recs:
+        exp = experiments.get(EXP)
+        raise RnnlabError(f"no stored records for experiment {EXP!r}; run one first, e.g. "
+                          f"{api.plan(EXP, preset='quick', variants=exp.presets['quick']['variants']).command()}")
+    prov = provenance(recs) | {"commit": commit()}
+    return Report(title="rnnlab: migrating TF1 RNN cells to Keras 3",
+                  subtitle=f"migrate on {prov['machine']} ({prov['device']}), TensorFlow {prov['tf']}; "
+                           f"{prov['source']}; exported {utc_now()}",
+                  tables=tuple(tables(recs)), charts=(), provenance=prov)

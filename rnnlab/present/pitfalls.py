@@ -1,11 +1,16 @@
 """The pitfalls page's content as data: ``pitfalls`` records -> what happened, as text and TableViews.
 
 No Streamlit and no TensorFlow here: the code of every pitfall comes from ``rnnlab.experiments.pitfalls.PITFALLS``
-(importable without TensorFlow), what it did from the records a worker stored. Numbers go through ``rnnlab.core.format``.
+(importable without TensorFlow), what it did from the records a worker stored. Numbers go through
+``rnnlab.core.format``; which record stands for a pitfall is ``rnnlab.judge.select``'s choice, and where it was
+measured is ``select``'s wording; commands come from ``Plan.command()``.
 
 The sharing pitfalls record two sub-cases each (``input_dim == units`` and not); their top-level ``builds``/``error``
 describe the sub-case of the params as given, their metrics (distinct variables, output differences) the
 ``input_dim == units`` one, where the shared stack builds. The tables here say which is which.
+
+:func:`report` gathers the page's tables for every configuration stored (``python -m rnnlab export --experiment
+pitfalls``).
 """
 
 from __future__ import annotations
@@ -13,12 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from rnnlab.core import format as fmt
+from rnnlab.core import envinfo, format as fmt
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.record import Record, canonical_json, utc_now
+from rnnlab.core.views import Report, TableView, to_frame  # noqa: F401  (to_frame: the page's frames)
+from rnnlab.engine import api
 from rnnlab.experiments.pitfalls import EXPERIMENT, PITFALLS, error_summary
-from rnnlab.core.record import Record
+from rnnlab.judge import select
 from rnnlab.judge.select import provenance, source_note
-from rnnlab.core.views import TableView
 
+EXP = "pitfalls"
+SUMMARY = EXPERIMENT.summary
+CELL_HELP = EXPERIMENT.params["cell"].help
+VARIANTS = tuple(PITFALLS)
 SHARING_TF1 = ("tf1_shared_dynamic", "tf1_shared_static")
 SHARING_KERAS = ("keras_shared_sequential", "keras_shared_stacked_cells")
 SHARING = SHARING_TF1 + SHARING_KERAS
@@ -52,12 +64,27 @@ def preset_params(preset: str, cell: str) -> dict:
     return EXPERIMENT.params.fill({**sizes, "cell": cell})
 
 
-def cli_command(preset: str, cell: str, variants: Sequence[str]) -> str:
-    """The same run from a terminal."""
-    cmd = f"python -m rnnlab run pitfalls --preset {preset} --set cell={cell}"
-    if preset == "quick" or list(variants) != list(EXPERIMENT.variants):
-        cmd += f" --variants {','.join(variants)}"
-    return cmd
+def plan(preset: str, cell: str | Sequence[str], variants: Sequence[str]) -> api.Plan:
+    """The run of ``variants`` at a preset's sizes and one cell (or a sweep over ``cell`` given as a list)."""
+    params: dict[str, Any] = preset_params(preset, cell if isinstance(cell, str) else cell[0])
+    if not isinstance(cell, str):
+        params["cell"] = list(cell)
+    return api.plan(EXP, preset=preset, overrides=params, variants=list(variants))
+
+
+def plans(preset: str, cell: str, pitfall: str) -> dict[str, api.Plan]:
+    """The page's runs: ``one`` (this pitfall), ``all`` (every pitfall) and, for a sharing pitfall, ``cells`` (its
+    family for every cell at these sizes)."""
+    out = {"one": plan(preset, cell, [pitfall]), "all": plan(preset, cell, VARIANTS)}
+    fam = family(pitfall)
+    if fam:
+        out["cells"] = plan(preset, CELLS, fam)
+    return out
+
+
+def cli_command(preset: str, cell: str | Sequence[str], variants: Sequence[str]) -> str:
+    """The same run from a terminal (``Plan.command()``)."""
+    return plan(preset, cell, variants).command()
 
 
 def sizes_note(params: Mapping[str, Any]) -> str:
@@ -159,7 +186,7 @@ def facts(rec: Record) -> TableView | None:
     caption = source_note([rec])
     if rec.variant in SHARING:
         caption = f"sub-case input_dim == units = {rec.params.get('units')} (the shared stack builds there); " + caption
-    return TableView(title=f"{title(rec.variant)}: measured", caption=caption,
+    return TableView(title=f"{title(rec.variant)} ({sizes_note(rec.params)}): measured", caption=caption,
                      columns=("measure", "wrong code", "right code"), rows=tuple(rows), raw=tuple(raw),
                      provenance=provenance([rec]))
 
@@ -185,7 +212,8 @@ def _sharing_case_row(rec: Record, c: Mapping[str, Any], *, with_cell: bool) -> 
     vals = [c.get("case"), c.get("input_dim"), wrong, c.get("distinct_vars_wrong"),
             c.get("distinct_vars_right"), c.get("params_wrong"), c.get("params_right"), one_kernel,
             c.get("max_abs_diff_vs_correct"), c.get("check_passed"), _err_cell(c)]
-    shown = [str(c.get("case")), fmt.fmt_value(c.get("input_dim"), "int"), wrong, _num("distinct_vars_wrong", c.get("distinct_vars_wrong")),
+    shown = [str(c.get("case")), fmt.fmt_value(c.get("input_dim"), "int"), wrong,
+             _num("distinct_vars_wrong", c.get("distinct_vars_wrong")),
              _num("distinct_vars_right", c.get("distinct_vars_right")), _num("params_wrong", c.get("params_wrong")),
              _num("params_right", c.get("params_right")), _yes_no(one_kernel),
              _num("max_abs_diff_vs_correct", c.get("max_abs_diff_vs_correct")),
@@ -215,7 +243,8 @@ def cases(rec: Record) -> TableView | None:
             vals = [c.get("case"), "runs" if c.get("builds") else "fails", _err_cell(c), c.get("error_lineno")]
             pairs.append(([str(vals[0]), vals[1], vals[2], fmt.fmt_value(vals[3], "int")], vals))
         columns = ("code", "outcome", "error", "line")
-    return TableView(title=f"{title(rec.variant)}: sub-cases", caption=f"{sizes_note(rec.params)} (the input_dim "
+    return TableView(title=f"{title(rec.variant)} ({sizes_note(rec.params)}): sub-cases",
+                     caption=f"{sizes_note(rec.params)} (the input_dim "
                      "column: what each sub-case used); vars: distinct trainable variables; "
                      f"{source_note([rec])}", columns=columns, rows=tuple(s for s, _ in pairs),
                      raw=tuple(v for _, v in pairs), provenance=provenance([rec]))
@@ -253,7 +282,9 @@ def sharing_matrix(records: Iterable[Record], variants: Sequence[str] = SHARING_
                "variables; one kernel: every layer calls the same kernel object; max |diff|: outputs vs the right "
                "code on the same inputs; "
                + (f"not run yet for {', '.join(missing)}; " if missing else "") + source_note(recs))
-    return TableView(title="Sharing one cell object: every cell, both input widths",
+    constructs = " / ".join(CONSTRUCT.get(v, v) for v in variants)
+    return TableView(title=f"Sharing one cell object ({constructs}): every cell, both input widths; "
+                           f"units={p.get('units')}, batch={p.get('batch')}, seq_len={p.get('seq_len')}",
                      caption=caption, columns=("cell", "construct") + _SHARING_COLUMNS,
                      rows=tuple(s for _, _, (s, _) in pairs), raw=tuple(v for _, _, (_, v) in pairs),
                      provenance=provenance(recs))
@@ -262,8 +293,8 @@ def sharing_matrix(records: Iterable[Record], variants: Sequence[str] = SHARING_
 # ----------------------------------------------------------------------------------------------- all pitfalls
 
 def summary(shown: Mapping[str, Record], params: Mapping[str, Any]) -> TableView:
-    """One row per pitfall: what its wrong code did here and whether the fix passed ("not run yet" without a
-    record)."""
+    """One row per pitfall: what its wrong code did and whether the fix passed ("not run yet" without a record);
+    the caption says where it ran (``select.source_note``)."""
     rows, raw = [], []
     for v in PITFALLS:
         r = shown.get(v)
@@ -286,5 +317,94 @@ def summary(shown: Mapping[str, Record], params: Mapping[str, Any]) -> TableView
     recs = [r for r in shown.values() if r is not None]
     return TableView(title=f"Pitfalls: {sizes_note(params)}",
                      caption=(f"{sizes_note(params)}; " + (source_note(recs) if recs else "nothing stored yet")),
-                     columns=("pitfall", "wrong code here", "right code check", "line", "error (first line)"),
+                     columns=("pitfall", "wrong code", "right code check", "line", "error (first line)"),
                      rows=tuple(rows), raw=tuple(raw), provenance=provenance(recs))
+
+
+# ----------------------------------------------------------------------------------------------- choosing records
+
+def fingerprint(env: Mapping[str, Any] | None) -> dict | None:
+    """This environment's fingerprint from ``api.known_env`` (None: unknown, any record of this store counts)."""
+    return envinfo.fingerprint(dict(env)) if env else None
+
+
+def choose(records: Sequence[Record], params: Mapping[str, Any], env: Mapping[str, Any] | None = None
+           ) -> select.Selection:
+    """Per pitfall, the record that stands for exactly these params, and which ones a run would still measure."""
+    return select.pick(records, params, VARIANTS, fingerprint=fingerprint(env), experiment=EXP)
+
+
+def family_records(records: Sequence[Record], params: Mapping[str, Any], variants: Sequence[str],
+                   env: Mapping[str, Any] | None = None) -> tuple[list[Record], int]:
+    """The sharing family ``variants`` for every cell at these sizes: the records that stand (one per cell and
+    variant, for :func:`sharing_matrix`) and how many a run would still measure."""
+    shown: list[Record] = []
+    missing = 0
+    for c in CELLS:
+        s = select.pick(records, {**params, "cell": c}, variants, fingerprint=fingerprint(env), experiment=EXP)
+        shown += list(s.shown.values())
+        missing += len(s.missing)
+    return shown, missing
+
+
+def stored_elsewhere(records: Sequence[Record], variant: str) -> list[str]:
+    """The other settings ``variant`` is stored for ("lstm, units 16, input_dim 8")."""
+    return sorted({f"{r.params.get('cell')}, units {r.params.get('units')}, input_dim {r.params.get('input_dim')}"
+                   for r in records if r.experiment == EXP and r.variant == variant})
+
+
+def happened_heading(rec: Record | None) -> str:
+    """"What happened here" for this machine's record (or none yet), else whose machine it happened on."""
+    if rec is None or select.is_here([rec]):
+        return "What happened here"
+    return f"What happened ({select.origin(rec)})"
+
+
+# ----------------------------------------------------------------------------------------------- export
+
+def _config_order(params: Mapping[str, Any]) -> tuple:
+    cell = {c: i for i, c in enumerate(CELLS)}
+    return tuple(int(params.get(k) or 0) for k in SIZES) + (cell.get(params.get("cell"), 9),
+                                                            canonical_json(dict(params)))
+
+
+def tables(records: Sequence[Record], env: Mapping[str, Any] | None = None) -> list[TableView]:
+    """Every table the page shows, for every configuration stored: per configuration the summary of all pitfalls and
+    each stored pitfall's measured facts and sub-cases; per set of sizes, the sharing matrix of each family."""
+    recs = [r for r in records if r.experiment == EXP]
+    configs: dict[str, dict] = {}
+    for r in recs:
+        configs.setdefault(select.config_key(r), dict(r.params))
+    out: list[TableView] = []
+    sizes_done: set[str] = set()
+    for params in sorted(configs.values(), key=_config_order):
+        sel = choose(recs, params, env)
+        out.append(summary(sel.shown, params))
+        for v in VARIANTS:
+            rec = sel.shown.get(v)
+            if rec is not None:
+                out += [t for t in (facts(rec), cases(rec)) if t is not None]
+        sizes = select.config_key(params, ignore=("cell",))
+        if sizes in sizes_done:
+            continue
+        sizes_done.add(sizes)
+        for fam in (SHARING_TF1, SHARING_KERAS):
+            matrix = sharing_matrix(family_records(recs, params, fam, env)[0], fam)
+            if matrix is not None:
+                out.append(matrix)
+    return out
+
+
+def report(records: Sequence[Record]) -> Report:
+    """The page's tables as a Report: ``python -m rnnlab export --experiment pitfalls``."""
+    from rnnlab.present.report import commit
+
+    recs = [r for r in records if r.experiment == EXP]
+    if not recs:
+        raise RnnlabError(f"no stored records for experiment {EXP!r}; run one first, e.g. "
+                          f"{plan('quick', 'rnn', EXPERIMENT.presets['quick']['variants']).command()}")
+    prov = provenance(recs) | {"commit": commit()}
+    return Report(title="rnnlab: multi-layer and shape pitfalls, run live",
+                  subtitle=f"pitfalls on {prov['machine']} ({prov['device']}), TensorFlow {prov['tf']}; "
+                           f"{prov['source']}; exported {utc_now()}",
+                  tables=tuple(tables(recs)), charts=(), provenance=prov)

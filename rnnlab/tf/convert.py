@@ -33,6 +33,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.rules import ATOL
 
 CELL_TYPES = ("rnn", "lstm", "gru")
 
@@ -615,7 +616,7 @@ def run_tf1(spec: StackSpec, variables: Mapping[str, Any], x: np.ndarray, sequen
     return res
 
 
-def compare(reference: Mapping[str, np.ndarray], candidate: Mapping[str, np.ndarray], atol: float = 1e-5) -> dict:
+def compare(reference: Mapping[str, np.ndarray], candidate: Mapping[str, np.ndarray], atol: float = ATOL) -> dict:
     """Max abs diff per key (outputs and each state) and overall, with pass/fail at ``atol``."""
     diffs = {}
     for k, ref in reference.items():
@@ -631,7 +632,7 @@ def compare(reference: Mapping[str, np.ndarray], candidate: Mapping[str, np.ndar
 
 def verify(variables: Mapping[str, Any], model=None, *, cell: str | None = None, forget_bias: float = 1.0,
            scope: str | None = None, batch: int = 4, seq_len: int = 7, seed: int = 0,
-           lengths: Sequence[int] | None = None, atol: float = 1e-5, spec: StackSpec | None = None) -> dict:
+           lengths: Sequence[int] | None = None, atol: float = ATOL, spec: StackSpec | None = None) -> dict:
     """TF1 graph (``dynamic_rnn``) vs converted Keras 3 layers on identical random inputs, twice: full lengths and
     with ``sequence_length`` (``lengths``, default random lengths in 1..seq_len with one full row).
 

@@ -8,9 +8,8 @@ as in ``dynamic_rnn``. Keras 3 layers are batch-major: with ``time_major`` the t
 the traced function. ``mixed_float16`` / ``bfloat16`` become the layers' dtype policy; outputs are cast to float32.
 
 ``details["kernel"]`` says which kernel ran: the traced graph is searched for cuDNN ops, and when there are none the
-reason is given by Keras 3's own eligibility rules (keras/src/layers/rnn/lstm.py, gru.py,
-keras/src/backend/tensorflow/rnn.py: GPU, tanh activation, sigmoid recurrent activation, no recurrent dropout,
-unroll=False, use_bias, GRU reset_after=True, mask strictly right-padded).
+reason is given by Keras 3's own eligibility rules, applied by ``rnnlab.tf.cudnn`` to the layer built here
+(:func:`layer_settings`).
 Imported only inside a worker process.
 """
 
@@ -21,26 +20,32 @@ import tensorflow as tf
 
 import keras
 
+from rnnlab.tf.cudnn import kernel_note
 from rnnlab.tf.weights import Problem, to_keras
 
 LEARNING_RATE = 1e-3
 
 
-def cudnn_ineligible_reason(pb: Problem, variant: str, device: str) -> str | None:
-    """Why Keras 3 will not take its cuDNN path for this config, or None when it will (Keras 3.15 rules)."""
-    if device != "GPU":
-        return "CPU: no fused kernel"
+_LAYER = {"rnn": "SimpleRNN", "lstm": "LSTM", "gru": "GRU"}
+_CELL = {"rnn": "keras.layers.SimpleRNNCell(units)", "lstm": "keras.layers.LSTMCell(units)",
+         "gru": "keras.layers.GRUCell(units, reset_after=False)"}
+
+
+def layer_settings(pb: Problem, variant: str, device: str) -> tuple[str, dict]:
+    """The layer this runner builds and its arguments, in the terms of ``rnnlab.tf.cudnn.cudnn_eligibility``.
+
+    Activations, use_bias and recurrent_dropout are Keras's defaults here; lengths (each >= 1) become a strictly
+    right-padded mask; a time-major input is transposed before the layer, which never sees ``time_major``.
+    """
+    settings: dict = {"gpu": device == "GPU"}
+    if pb.masked:
+        settings["sequence_length"] = list(pb.lengths)
     if variant == "keras_cell":
-        return "keras.layers.RNN(cell) has no fused path"
-    if pb.cell == "rnn":
-        return "SimpleRNN has no cuDNN kernel"
-    if variant == "keras_unroll":
-        return "unroll=True"
+        return "RNN", {**settings, "cell": _CELL[pb.cell]}
+    settings["unroll"] = variant == "keras_unroll"
     if pb.cell == "gru":
-        return "GRU reset_after=False; cuDNN needs reset_after=True"
-    # tanh / sigmoid / use_bias / no recurrent_dropout are the defaults used here, and lengths are prefixes of
-    # every row (>= 1), so the mask is strictly right-padded with no fully masked row.
-    return None
+        settings["reset_after"] = False
+    return _LAYER[pb.cell], settings
 
 
 def _graph_ops(graph_def) -> set[str]:
@@ -112,7 +117,8 @@ class KerasRunner:
     def forward_graph_def(self):
         gd = self.concrete.graph.as_graph_def()
         cudnn = any(op.startswith("CudnnRNN") for op in _graph_ops(gd))
-        reason = cudnn_ineligible_reason(self.pb, self.variant, self.ctx.device)
+        layer, settings = layer_settings(self.pb, self.variant, self.ctx.device)
+        reason = kernel_note(layer, **settings)  # Keras 3's rules: rnnlab.tf.cudnn
         if cudnn:
             self.details["kernel"] = "cudnn"
         elif reason is not None:

@@ -24,9 +24,9 @@ from typing import Any, Callable
 import numpy as np
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.rules import ATOL
 from rnnlab.tf import convert as cv
 
-ATOL = 1e-5
 DEFAULTS = {"cell": "lstm", "units": 8, "layers": 2, "batch": 4, "seq_len": 10, "input_dim": 5,
             "lengths": "uniform:1-10", "seed": 0}
 

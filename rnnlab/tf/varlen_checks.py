@@ -25,8 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from rnnlab.core.rules import ATOL
+# Keras 3's cuDNN mask rule lives with the other cuDNN rules; re-exported for the varlen callers.
+from rnnlab.tf.cudnn import mask_ok as cudnn_mask_ok  # noqa: F401
+
 ATOL_ZERO = 1e-6   # an output counts as zero below this
-ATOL_STATE = 1e-5  # two states count as equal within this (same ops, float32)
+ATOL_STATE = ATOL  # two states count as equal within the one float32 tolerance (same ops)
 
 
 def valid_mask(lengths, steps: int) -> np.ndarray:
@@ -172,33 +176,6 @@ def norm_heatmap(outputs, lengths=None, max_steps: int = 64, max_rows: int = 32,
     if lengths is not None:
         res["lengths"] = [int(x) for x in list(lengths)[:rows]]
     return res
-
-
-def cudnn_mask_ok(mask) -> tuple[bool, str]:
-    """Whether a [batch, time] mask (True = real step) passes Keras 3's cuDNN requirement on a GPU.
-
-    Keras 3 (TF backend) asserts at run time, when the cuDNN kernel is used with a mask, that the mask is strictly
-    right-padded (every row: a run of True, then only False) and that no row is fully masked; otherwise the call fails
-    with "You are passing a RNN mask that does not correspond to right-padded sequences". Returns ``(ok, reason)``.
-    """
-    m = np.asarray(mask).astype(bool)
-    if m.ndim != 2:
-        return False, f"mask must be [batch, time], got shape {m.shape}"
-    b, t = m.shape
-    counts = m.sum(axis=1)
-    empty = np.nonzero(counts == 0)[0]
-    if empty.size:
-        return False, f"row {int(empty[0])} is fully masked (cuDNN cannot take a zero-length row)"
-    right = np.arange(t)[None, :] < counts[:, None]
-    bad = np.nonzero((m != right).any(axis=1))[0]
-    if bad.size:
-        r = int(bad[0])
-        first_false = int(np.argmin(m[r])) if not m[r].all() else t
-        later_true = int(np.nonzero(m[r, first_false:])[0][0]) + first_false if m[r, first_false:].any() else None
-        where = (f"a masked step at {first_false} before a real step at {later_true}" if later_true is not None
-                 else "steps out of order")
-        return False, f"not right-padded: row {r} has {where} ({int(bad.size)} of {b} rows so)"
-    return True, "strictly right-padded: each row is real steps then padding, none fully masked"
 
 
 def pre_padded(mask) -> np.ndarray:
