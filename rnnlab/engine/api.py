@@ -187,12 +187,12 @@ def environment(requested: str = "auto", *, store: Store | None = None, measure:
 
 
 # -- running ----------------------------------------------------------------------------------------------------
-_NOT_KEYED = ("timeout_s",)  # a limit, not part of what is measured
+NOT_KEYED = ("timeout_s",)  # a limit, not part of what is measured (the cache key leaves it out)
 
 
 def spec_of(experiment: str, version: int, variant: str, params: Mapping[str, Any]) -> dict:
     return {"experiment": experiment, "version": version, "variant": variant,
-            "params": {k: v for k, v in params.items() if k not in _NOT_KEYED}}
+            "params": {k: v for k, v in params.items() if k not in NOT_KEYED}}
 
 
 def _diff(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> float | None:

@@ -23,8 +23,8 @@ SEED_TITLES = {
 }
 
 # Seed 000's benchmark: 3 x BasicRNNCell(128), batch 32, 100 steps of 64 features, float32, every row full length.
-SEED_000: dict[str, Any] = {"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100, "input_dim": 64,
-                            "dtype": "float32", "lengths": "full"}
+SEED_000 = {"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100, "input_dim": 64,
+            "dtype": "float32", "lengths": "full"}
 # Seed 000's own table (section 3): per-1000-iteration milliseconds and peak MB, CPU and GPU.
 SEED_000_FIGURES: dict[str, Any] = {
     "cpu_ms": {"tf1_static": 482.0, "tf1_dynamic": 387.0},
@@ -34,7 +34,7 @@ SEED_000_FIGURES: dict[str, Any] = {
 }
 
 # Seed 003's benchmark: BasicLSTMCell(200), batch 200, 300 steps of 16 features, every length 20.
-SEED_003: dict[str, Any] = {"units": 200, "batch": 200, "seq_len": 300, "input_dim": 16, "lengths": "fixed:20"}
+SEED_003 = {"units": 200, "batch": 200, "seq_len": 300, "input_dim": 16, "lengths": "fixed:20"}
 # The seed's own log (TF 1.x Estimator, GPU with allow_growth, 2017).
 SEED_003_FIGURES: dict[str, Any] = {
     "label": "seed 003's claim (its own log: TF 1.x Estimator on a 2017 GPU), not measured by rnnlab",

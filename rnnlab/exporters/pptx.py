@@ -27,8 +27,8 @@ from rnnlab.exporters.base import Artifact, Exporter, chart_png, label, merged, 
 
 # Geometry in inches (16:9 slide).
 SLIDE_W, SLIDE_H = 13.333, 7.5
-MARGIN = 0.5
-BODY_W = SLIDE_W - 2 * MARGIN
+SLIDE_MARGIN = 0.5
+BODY_W = SLIDE_W - 2 * SLIDE_MARGIN
 TITLE_TOP, TITLE_H, TITLE_PT = 0.3, 0.7, 28
 CAPTION_PT = 14
 FOOTER_TOP, FOOTER_H, FOOTER_PT = SLIDE_H - 0.45, 0.35, 9
@@ -265,7 +265,7 @@ class PptxExporter(Exporter):
                    + 0.1 for text, pt, bold, _, sp, _ in blocks]
         top = max(0.6, (FOOTER_TOP - sum(heights) - sum(b[-1] for b in blocks)) / 2)
         for (text, pt, bold, color, sp, gap), h in zip(blocks, heights):
-            _text(slide, MARGIN, top, BODY_W, h, text, pt, bold=bold, color=color, spacing=sp if sp != 1.0 else None)
+            _text(slide, SLIDE_MARGIN, top, BODY_W, h, text, pt, bold=bold, color=color, spacing=sp if sp != 1.0 else None)
             top += h + gap
         return slide
 
@@ -297,7 +297,7 @@ class PptxExporter(Exporter):
         body_h = BODY_BOTTOM - body_top
         fit = min(BODY_W / natural_w, body_h / natural_h, MAX_UPSCALE)
         w, h = natural_w * fit, natural_h * fit
-        slide.shapes.add_picture(io.BytesIO(png), Inches(MARGIN + (BODY_W - w) / 2), Inches(body_top), Inches(w),
+        slide.shapes.add_picture(io.BytesIO(png), Inches(SLIDE_MARGIN + (BODY_W - w) / 2), Inches(body_top), Inches(w),
                                  Inches(h))
         return slide
 
@@ -313,9 +313,9 @@ class PptxExporter(Exporter):
     def _heading(self, slide, title: str, caption: str) -> float:
         """Title and caption; returns where the body starts (inches from the top)."""
         pt = TITLE_PT if line_count(title, BODY_W - 0.2, TITLE_PT, True) == 1 else 22
-        _text(slide, MARGIN, TITLE_TOP, BODY_W, TITLE_H, title, pt, bold=True, color=_DARK, anchor="bottom")
+        _text(slide, SLIDE_MARGIN, TITLE_TOP, BODY_W, TITLE_H, title, pt, bold=True, color=_DARK, anchor="bottom")
         if caption:
-            _text(slide, MARGIN, TITLE_TOP + TITLE_H, BODY_W, self._caption_h(caption), caption, CAPTION_PT,
+            _text(slide, SLIDE_MARGIN, TITLE_TOP + TITLE_H, BODY_W, self._caption_h(caption), caption, CAPTION_PT,
                   color=_GREY)
         return self._body_top(caption)
 
@@ -326,7 +326,7 @@ class PptxExporter(Exporter):
 
         rows = table.rows[start:stop]
         heights = (plan.header_h,) + plan.row_h[start:stop]
-        left = MARGIN + (BODY_W - plan.width) / 2
+        left = SLIDE_MARGIN + (BODY_W - plan.width) / 2
         shape = slide.shapes.add_table(len(rows) + 1, len(table.columns), Inches(left), Inches(top),
                                        Inches(plan.width), Inches(sum(heights)))
         grid = shape.table
@@ -348,9 +348,9 @@ class PptxExporter(Exporter):
 
     @staticmethod
     def _footer(slide, prov: dict, k: int, n: int):
-        _text(slide, MARGIN, FOOTER_TOP, BODY_W - 0.9, FOOTER_H, provenance_summary(prov), FOOTER_PT, color=_LIGHT,
+        _text(slide, SLIDE_MARGIN, FOOTER_TOP, BODY_W - 0.9, FOOTER_H, provenance_summary(prov), FOOTER_PT, color=_LIGHT,
               anchor="bottom")
-        _text(slide, SLIDE_W - MARGIN - 0.8, FOOTER_TOP, 0.8, FOOTER_H, f"{k} / {n}", FOOTER_PT, color=_LIGHT,
+        _text(slide, SLIDE_W - SLIDE_MARGIN - 0.8, FOOTER_TOP, 0.8, FOOTER_H, f"{k} / {n}", FOOTER_PT, color=_LIGHT,
               align="right", anchor="bottom")
         slide.notes_slide.notes_text_frame.text = "\n".join(["Provenance"] + provenance_lines(prov))
 

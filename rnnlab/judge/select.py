@@ -27,6 +27,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from rnnlab.core import envinfo
 from rnnlab.core.record import Record, canonical_json
+from rnnlab.engine.api import NOT_KEYED
 
 PROTOCOL_PARAMS = ("repeats", "warmup", "timeout_s", "rounds")  # how a measurement is taken, not what is measured
 SOURCE_RANK = {"local": 0, "imported": 1, "baseline": 2}
@@ -256,9 +257,9 @@ def series(records: Iterable[Record], x: str, *, experiment: str | None = None,
 
 # -- what is stored for a plan -------------------------------------------------------------------------------------
 def same_config(a: Mapping[str, Any], b: Mapping[str, Any], *, ignore: Iterable[str] = ()) -> bool:
-    """Params equal as a run would key them (every param but ``timeout_s``), except ``ignore`` and a requested
+    """Params equal as a run would key them (every param but ``engine.api.NOT_KEYED``), except ``ignore`` and a requested
     ``device`` of ``auto`` (records hold the resolved one)."""
-    skip = set(ignore) | {"timeout_s"}
+    skip = set(ignore) | set(NOT_KEYED)
     if a.get("device") == "auto" or b.get("device") == "auto":
         skip.add("device")
     keys = (set(a) | set(b)) - skip
