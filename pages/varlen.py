@@ -11,19 +11,7 @@ import streamlit as st
 
 import ui
 from rnnlab.engine import api
-from rnnlab.core import envinfo
-from rnnlab import experiments
-from rnnlab.judge import select
-from rnnlab.core.errors import RnnlabError
-from rnnlab.experiments import padding as padding_exp
-from rnnlab.experiments import varlen as varlen_exp
-from rnnlab.experiments.seed003 import LABELS as SEED003_LABELS
-from rnnlab.core.format import fmt_params
-from rnnlab.core.params import lengths_for
-from rnnlab.present.report import chart_view
-from rnnlab.judge.select import source_note
 from rnnlab.present import varlen as vv
-from rnnlab.core.views import to_frame
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
 
@@ -39,14 +27,14 @@ SECTIONS = {
                                                   "steps: seed 001's 'the longest input is 50, the others shorter'"),
                    ("quick", "Quick (about a minute)", "lstm 8 units, 4 rows 8/5/2/1 padded to 8, one variant per "
                                                        "behaviour")),
-                  varlen_exp.LABELS),
+                  vv.LABELS["varlen"]),
     "cost": ("What padding costs", "padding", P + "pad.",
              ("cell", "units", "batch", "seq_len", "input_dim", "lengths", "n_sequences", "buckets"),
              ("repeats", "warmup", "parallel_iterations", "n_classes", "device", "seed"),
              (("seed", "Seed 001's data", "1,024 sequences of true length 1 to 50, lstm 128 units, batch 32, 4 "
                                           "buckets: a few minutes"),
               ("quick", "Quick (about a minute)", "48 sequences of length 2 to 20, lstm 16 units, 4 strategies")),
-             padding_exp.LABELS),
+             vv.LABELS["padding"]),
     "seed003": ("Seed 003 reproduced", "seed003", P + "s003.",
                 ("units", "batch", "seq_len", "input_dim", "lengths", "parallel_iterations"),
                 ("interval", "steps", "n_data", "device", "seed"),
@@ -54,7 +42,7 @@ SECTIONS = {
                                                             "features, every true length 20, Adam; 100 + 100 timed "
                                                             "steps: several minutes on a CPU"),
                  ("quick", "Quick (seconds)", "32 units, batch 32, 16 steps, lengths 4, 5 + 10 steps")),
-                SEED003_LABELS),
+                vv.LABELS["seed003"]),
 }
 LABEL_TO_TAB = {s[0]: name for name, s in SECTIONS.items()}
 TAB_HELP = {
@@ -64,8 +52,8 @@ TAB_HELP = {
     "cost": "A data set of variable-length sequences batched four ways (padded to the longest overall, to each "
             "batch's longest, by length buckets, sorted) through a Keras 3 layer with a mask, and seed 001's "
             "static_rnn at one fixed length against dynamic_rnn over buckets: throughput, padding fed, traces.",
-    "seed003": "Seed 003's training benchmark exactly, beside the figures in its own 2017 log: static_rnn was slow "
-               "to start and then 20.3 steps/s, dynamic_rnn 5.4 steps/s. Does that hold on this machine, and why?",
+    "seed003": "Seed 003's training benchmark exactly, beside the figures in its own 2017 log: "
+               f"{vv.seed003_in_short()}. Does that hold in today's TensorFlow, and why?",
 }
 
 
@@ -75,7 +63,7 @@ class Section:
     def __init__(self, name: str):
         self.name = name
         (self.label, exp_name, self.prefix, self.main, self.more, self.buttons, self.labels) = SECTIONS[name]
-        self.exp = experiments.get(exp_name)
+        self.exp = vv.experiment(exp_name)
         self.names = list(self.main) + list(self.more)
         defaults = self.exp.params.defaults()
         self.presets = {}
@@ -116,7 +104,7 @@ def _normalize(key: str) -> None:
     why)."""
     try:
         st.session_state[key] = vv.normalize_lengths(st.session_state[key])
-    except RnnlabError:
+    except vv.RnnlabError:
         pass
 
 
@@ -129,7 +117,7 @@ def _tab_changed() -> None:
 
 st.title("Variable-length sequences")
 st.caption("Padded batches in TensorFlow: what each implementation does with the padding, what the padding costs, "
-           "and seed 003's static-vs-dynamic benchmark on this machine. Every variant runs in its own fresh "
+           "and seed 003's static-vs-dynamic benchmark reproduced. Every variant runs in its own fresh "
            "TensorFlow process on the same weights and inputs.")
 
 # The tab named in the URL (a shared link, a page link); a URL without one asks for the first tab.
@@ -179,7 +167,7 @@ def lengths_ok(sec: Section, values: dict) -> bool:
         spec = vv.normalize_lengths(values["lengths"])  # what it takes, when it is not understood
         st.caption(vv.lengths_note(spec, rows, values["seq_len"], values.get("seed", 0), what=what) + ".")
         return True
-    except RnnlabError as e:
+    except vv.RnnlabError as e:
         st.error(ui.md_escape(e), icon=":material/error:")
         return False
 
@@ -197,11 +185,10 @@ def stored(sec: Section, values: dict, chosen: list[str]):
         env = api.known_env(ui.store(), values["device"])
     if records is None:
         return None
-    fp = envinfo.fingerprint(env) if env else None
-    sel = select.pick(records, plan.points[0], plan.variants, fingerprint=fp, experiment=sec.exp.name)
-    if values["device"] == "gpu" and not envinfo.static_env()["gpu_hint"]:
-        st.warning("device=gpu: TensorFlow cannot see a GPU on this machine, so a run would fail. Stored or bundled "
-                   "GPU results still show; choose auto or cpu to measure here.", icon=":material/memory:")
+    sel = vv.selection(records, plan, env)
+    if values["device"] == "gpu" and not vv.gpu_visible():
+        st.warning("device=gpu: TensorFlow sees no GPU where this app runs, so a run would fail. Stored or bundled "
+                   "GPU results still show; choose auto or cpu to run.", icon=":material/memory:")
 
     busy = bool(ui.jobs.manager().active())
     r1, r2, r3 = st.columns([3, 2, 4])
@@ -221,30 +208,34 @@ def stored(sec: Section, values: dict, chosen: list[str]):
         if ui.jobs.start(plan, watch=P, fresh=bool(again)):
             st.rerun()
     ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(plan)})
-    shown = [sel.shown[v] for v in plan.variants if v in sel.shown]
+    shown = sel.records
     if not shown:
         if busy:
             st.info("Measuring: the results appear here when the run ends.", icon=":material/hourglass_top:")
         else:
             ui.how_to_get(vv.cli_command(sec.exp.name, values, list(plan.variants)), page="varlen", button="Run",
                           here=True)
-            st.caption(f"Settings: {fmt_params(plan.points[0])}.")
+            st.caption(f"Settings: {vv.fmt_params(plan.points[0])}.")
         return None
-    bundled = sorted({r.machine for r in shown if r.source == "baseline"})
-    if bundled:
-        st.info(f"Bundled results from {'; '.join(bundled)}: measured on that machine, not on this one. **Run** "
-                "measures them here.", icon=":material/inventory_2:")
+    note = vv.not_here_note(shown)
+    if note:
+        st.info(note, icon=":material/inventory_2:")
+    if sel.others:
+        st.caption("Also stored for these settings, not shown (one machine per table and chart): "
+                   + "; ".join(sel.others) + ".")
     return shown
 
 
 def styled_checks(view):
     """The checks table with pass green and FAIL red (the view itself stays plain text for the exports)."""
     colour = {"pass": "color: #1b7a3a; font-weight: 600", "FAIL": "color: #c62828; font-weight: 600"}
-    return to_frame(view).style.map(lambda v: colour.get(v, ""))
+    return vv.to_frame(view).style.map(lambda v: colour.get(v, ""))
 
 
-def downloads(title: str, tables: list, charts: list, records: list, key: str) -> None:
-    rep = ui.downloads.make_report(title, tables[0].caption, tables, [c for c in charts if c is not None], records)
+def downloads(tab, key: str) -> None:
+    """The tab's table and chart (``vv.views``: what ``python -m rnnlab export`` writes too) as downloads."""
+    charts = [tab.chart_view] if tab.chart_view is not None else []
+    rep = ui.downloads.make_report(tab.title, tab.table.caption, [tab.table], charts, list(tab.records))
     ui.downloads.buttons(rep, key=key, label="Download these tables and charts:")
 
 
@@ -260,12 +251,13 @@ with open_tab:
         st.info("Pick at least one variant.", icon=":material/info:")
         st.stop()
     shown = stored(sec, values, chosen)
-    cap = f"{fmt_params(dict(shown[0].params))}; {source_note(shown)}" if shown else ""
+    cap = f"{vv.fmt_params(dict(shown[0].params))}; {vv.source_note(shown)}" if shown else ""
 
     if open_name == "semantics":
         if shown:
+            tab = vv.views("varlen", shown)
             st.header("The checks, per variant", divider="gray")
-            view = vv.checks_table(shown)
+            view = tab.table
             config = {c: st.column_config.TextColumn(width=95) for c in view.columns if c.startswith("(")}
             config |= {"variant": st.column_config.TextColumn(pinned=True),
                        "what runs": st.column_config.TextColumn(width=250),
@@ -277,19 +269,16 @@ with open_tab:
             for line in vv.checks_findings(shown):
                 st.markdown("- " + line)
             st.header("Output norms: where the padding is", divider="gray")
-            heat = vv.heatmap_chart(shown)
-            if heat is not None:
-                st.altair_chart(heat, width="content")
+            if tab.chart is not None:
+                st.altair_chart(tab.chart, width="content")
                 st.caption("White is an output of zero. Right of each red bar the row is padding: TF1 with "
                            "sequence_length writes zeros there, Keras with a mask repeats the last real output "
                            "(the same colour continues), and a variant told no lengths keeps running the cell on "
                            "the zero inputs (its outputs drift toward the cell's resting value, so they may look "
                            "steady: the table's final-state drift says how far they moved). " + cap)
-            downloads(f"rnnlab Variable lengths: {fmt_params(dict(shown[0].params))}", [view],
-                      [chart_view(heat, "Output norms per step and row", cap, shown)], shown, sec.prefix + "report")
+            downloads(tab, sec.prefix + "report")
         st.header("On a GPU: can Keras' fused cuDNN kernel take this mask?", divider="gray")
-        lens = lengths_for(values["lengths"], values["batch"], values["seq_len"], values["seed"])
-        notes = vv.cudnn_notes(shown or [], lengths=lens, seq_len=values["seq_len"])
+        notes = vv.cudnn_notes(shown or [], lengths=vv.row_lengths(values), seq_len=values["seq_len"])
         for ok, text in notes:
             if ok is None:
                 st.caption(text)
@@ -297,42 +286,39 @@ with open_tab:
                 st.markdown((":green[:material/check_circle:] " if ok else ":red[:material/cancel:] ") + text)
 
     elif open_name == "cost" and shown:
+        tab = vv.views("padding", shown)
         st.header("What each padding strategy costs", divider="gray")
-        view = vv.cost_table(shown)
-        st.dataframe(to_frame(view), hide_index=True, key=sec.prefix + "table", width="stretch",
+        view = tab.table
+        st.dataframe(vv.to_frame(view), hide_index=True, key=sec.prefix + "table", width="stretch",
                      column_config={"variant": st.column_config.TextColumn(pinned=True),
                                     "what runs": st.column_config.TextColumn(width=250)})
         st.caption(view.caption + ".")
-        chart = vv.cost_chart(shown)
-        if chart is not None:
-            st.altair_chart(chart, width="content")
+        if tab.chart is not None:
+            st.altair_chart(tab.chart, width="content")
         comparison = vv.seed001_comparison(shown)
         if comparison:
             st.markdown(comparison)
         elif not {"static_fixed", "dynamic_bucket"} <= {r.variant for r in shown}:
             st.caption("Seed 001's comparison needs static_fixed and dynamic_bucket: add them to the variants.")
-        downloads(f"rnnlab Padding strategies: {fmt_params(dict(shown[0].params))}", [view],
-                  [chart_view(chart, "Padding strategies: throughput, padding fed, traces", cap, shown)], shown,
-                  sec.prefix + "report")
+        downloads(tab, sec.prefix + "report")
 
     elif open_name == "seed003":
-        st.header("The seed's figures beside this machine's", divider="gray")
         recs = shown or []
-        verdict, paragraphs = vv.seed003_verdict_parts(recs) if recs else ("", [])
-        if verdict:
-            (st.warning if "does not hold" in verdict else st.success)(verdict, icon=":material/gavel:")
+        tab = vv.views("seed003", recs)
+        st.header("The seed's figures beside the measurements", divider="gray")
+        verdict = vv.seed003_verdict(recs) if recs else None
+        if verdict is not None:
+            show = {"holds": st.success, "not measured": st.info, "not measurable here": st.info}.get(
+                verdict.status, st.warning)
+            show(verdict.headline, icon=":material/gavel:")
             if not vv.is_seed_config(recs[0].params):
-                st.caption("Measured at a smaller configuration than the seed's: **Seed 003's exact configuration** "
-                           "above compares like with like (several minutes on a CPU).")
-        view = vv.seed003_table(recs)
-        ui.table(view, key=sec.prefix + "table")
-        chart = vv.seed003_chart(recs)
-        left, right = st.columns([4, 5]) if chart is not None else (None, st.container())
-        if chart is not None:
-            left.altair_chart(chart, width="content")
-        for text in paragraphs:
+                st.caption("Not the seed's configuration: **Seed 003's exact configuration** above compares like "
+                           "with like (several minutes on a CPU).")
+        ui.table(tab.table, key=sec.prefix + "table")
+        left, right = st.columns([4, 5]) if tab.chart is not None else (None, st.container())
+        if tab.chart is not None:
+            left.altair_chart(tab.chart, width="content")
+        for text in (verdict.paragraphs if verdict is not None else ()):
             right.markdown(text)
         if recs:
-            downloads("rnnlab Seed 003 reproduced", [view],
-                      [chart_view(chart, "Seed 003: training steps per second", view.caption, recs)], recs,
-                      sec.prefix + "report")
+            downloads(tab, sec.prefix + "report")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -25,6 +26,7 @@ from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record, make_key, utc_now
 from rnnlab.core.store import Store
+from rnnlab.judge import claims
 from rnnlab.present import varlen as vv
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
 
@@ -154,11 +156,43 @@ def test_seed003_tab_puts_the_seeds_figures_beside_this_machines(recs):
     table = frame(at, "seed 003: static (its log)").set_index("measure")
     warm = table.loc["steps/s once warm (the seed's steps 101 -> 201)"]
     assert warm["seed 003: static (its log)"] == "20.3" and warm["seed 003: dynamic (its log)"] == "5.41"
-    assert warm["static here"] != "–" and warm["dynamic here"] != "–"
+    assert warm["static (this machine)"] != "–" and warm["dynamic (this machine)"] != "–"
     text = markdown(at)
     assert "smaller configuration than the seed's" in text and "max(sequence_length) = 3" in text
     assert any("compares like with like" in c.value for c in at.caption)
     assert charts(at)
+    # the verdict is the Claims table's, on the same records
+    status = vv.conclusion([v.status for c, v in claims.evaluate(recs["seed003"]) if c.id in S003_CLAIMS])
+    assert verdict[0].startswith(f"Verdict: the conclusion {status} here:")
+
+
+S003_CLAIMS = [cid for cid, _ in vv.SEED003_CLAIMS]
+# (static steps/s, build s), (dynamic steps/s, build s): static faster and slower to build; dynamic faster; within
+# the margin; static faster but as fast to build
+VERDICT_CASES = {"static faster": ((20.0, 30.0), (5.0, 1.0)), "dynamic faster": ((2.0, 30.0), (5.0, 1.0)),
+                 "within the margin": ((5.2, 1.05), (5.0, 1.0)), "builds as fast": ((20.0, 1.0), (5.0, 1.0))}
+
+
+@pytest.mark.parametrize("case", list(VERDICT_CASES))
+def test_seed003_verdict_on_the_page_is_the_claims_tables(recs, case):
+    """Static faster / dynamic faster / within the margin: the page's verdict, ``vv.seed003_verdict`` and the Claims
+    table (``claims.evaluate``, what ``python -m rnnlab claims`` prints) give one status for the same records."""
+    (ss, sb), (ds, db) = VERDICT_CASES[case]
+    new = {"static": (ss, sb), "dynamic": (ds, db)}
+    records = [r.with_(metrics={**r.metrics, "steps_per_s": new[r.variant][0], "build_s": new[r.variant][1]})
+               for r in recs["seed003"]]
+    Store().put_many(records)
+    table = {c.id: v.status for c, v in claims.evaluate(records)}
+    want = vv.conclusion([table[cid] for cid in S003_CLAIMS])
+    assert vv.seed003_verdict(records).status == want
+    assert [v.status for _, _, v in vv.seed003_verdict(records).claims] == [table[cid] for cid in S003_CLAIMS]
+    at = app(tiny_query("seed003"))
+    no_errors(at)
+    verdict = [a.value for a in [*at.warning, *at.success] if a.value.startswith("Verdict:")]
+    assert len(verdict) == 1 and verdict[0].startswith(f"Verdict: the conclusion {want} here:"), verdict
+    text = markdown(at)
+    for cid, words in vv.SEED003_CLAIMS:
+        assert f"\u201c{words}\u201d {table[cid]}" in text
 
 
 # -- no records, presets, the URL --------------------------------------------------------------------------------------
@@ -171,7 +205,7 @@ def test_empty_store_says_how_to_get_results(experiment):
     assert at.button(key=PREFIX[experiment] + "run").label.startswith("Run: measure")
     if experiment == "seed003":  # the seed's own figures show before anything is measured
         table = frame(at, "seed 003: static (its log)")
-        assert "20.3" in set(table["seed 003: static (its log)"]) and set(table["static here"]) == {"–"}
+        assert "20.3" in set(table["seed 003: static (its log)"]) and set(table["static (measured)"]) == {"–"}
 
 
 def test_bundled_results_show_labelled(recs, monkeypatch):
@@ -181,6 +215,74 @@ def test_bundled_results_show_labelled(recs, monkeypatch):
     assert any("Bundled results from" in i.value and "not on this one" in i.value for i in at.info)
     assert "bundled results (not measured here)" in " ".join(c.value for c in at.caption)
     assert "measure 7 variants" in at.button(key="varlen.sem.run").label  # bundled ones are not this machine's
+
+
+# what a figure from another machine must never say ("bundled results (not measured here)" is its label)
+HERE_WORDS = re.compile(r"(?<!not )measured here|on this machine|measured on this|on this [cg]pu", re.I)
+
+
+def page_text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption] + [h.value for h in at.header]
+    parts += [a.value for a in [*at.info, *at.success, *at.warning, *at.error]]
+    parts += [" ".join(map(str, d.value.columns)) + " " + " ".join(d.value.astype(str).to_numpy().ravel())
+              for d in at.dataframe]
+    parts += [json.dumps(c) for c in charts(at)]
+    return plain(" | ".join(str(p) for p in parts))
+
+
+@pytest.mark.parametrize("tab", ["semantics", "cost", "seed003"])
+def test_bundled_results_only_never_say_measured_here(tab, monkeypatch):
+    """A fresh copy: an empty store and the real data/baseline. Every tab shows the bundled results and says whose
+    machine they come from, never "measured here" or "on this machine"."""
+    monkeypatch.delenv("RNNLAB_BASELINE")  # the real bundled results (tests/conftest.py points it at nothing)
+    assert Store().count() == 0 and baseline.load()
+    at = app({"tab": tab})
+    no_errors(at)
+    assert at.dataframe, "a table of bundled results"
+    text = page_text(at)
+    assert not HERE_WORDS.search(text), HERE_WORDS.search(text).group(0) + ": " + text[
+        max(0, HERE_WORDS.search(text).start() - 300):HERE_WORDS.search(text).end() + 100]
+    assert "bundled results (not measured here) from CPU: Intel" in text
+    assert " here)" not in " ".join(" ".join(map(str, d.value.columns)) for d in at.dataframe)
+    if tab == "seed003":
+        assert "static (bundled)" in text and "On the bundled results' CPU (Intel" in text
+        verdict = [a.value for a in [*at.warning, *at.success] if a.value.startswith("Verdict:")]
+        assert len(verdict) == 1 and "the bundled results' CPU" in verdict[0] and " here" not in verdict[0]
+        status = vv.conclusion([v.status for c, v in claims.evaluate(baseline.load()) if c.id in S003_CLAIMS])
+        assert verdict[0].startswith(f"Verdict: the conclusion {status} on the bundled results' CPU")
+
+
+def md_tables(text: str) -> list[list[list[str]]]:
+    """The pipe tables of an exported Markdown file: [header row, rows...] each, cells unescaped."""
+    out, inside = [], False
+    for line in text.splitlines():
+        if not line.startswith("| "):
+            inside = False
+            continue
+        if not inside:
+            out.append([])
+            inside = True
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\) \| ", line[2:-2])]
+        if not all(re.fullmatch(r":?-+:?", c) for c in cells):
+            out[-1].append(cells)
+    return out
+
+
+def test_export_writes_the_tables_the_page_shows(recs, tmp_path):
+    """``python -m rnnlab export --experiment E --format md``: the tables equal the page's, cell by cell."""
+    from rnnlab.commands import export
+
+    fill(recs)
+    for experiment in ("varlen", "padding", "seed003"):
+        at = app(tiny_query(experiment))
+        no_errors(at)
+        shown = at.dataframe[0].value
+        page = [list(map(str, shown.columns))] + [[str(c) for c in row] for row in shown.itertuples(index=False)]
+        # the page's TableView is the view module's, for the records the page shows
+        view = vv.views(experiment, recs[experiment]).table
+        assert page == [list(view.columns)] + [list(r) for r in view.rows]
+        path = export.run(fmt="md", out=str(tmp_path / f"{experiment}.md"), experiment=experiment)[0]
+        assert page in md_tables(path.read_text()), experiment
 
 
 def test_presets_set_the_widgets_and_the_url():
@@ -264,7 +366,7 @@ def test_run_goes_through_the_background_jobs(recs, monkeypatch):
         at.run()
         no_errors(at)
     assert calls[0].experiment == "seed003" and calls[0].variants == ("static", "dynamic")
-    assert frame(at, "static here").set_index("measure").iloc[0]["static here"] != "–"
+    assert frame(at, "static (this machine)").set_index("measure").iloc[0]["static (this machine)"] != "–"
 
 
 # -- the views ---------------------------------------------------------------------------------------------------------
@@ -299,15 +401,13 @@ def test_cli_command_is_as_short_as_the_presets_allow():
 
 def test_the_page_report_exports_in_every_format(recs):
     from rnnlab import exporters
-    from rnnlab.present.report import chart_view
     from ui import downloads
 
     vl, pad, s3 = recs["varlen"], recs["padding"], recs["seed003"]
-    tables = [vv.checks_table(vl), vv.cost_table(pad), vv.seed003_table(s3)]
-    chart_views = [chart_view(vv.heatmap_chart(vl), "heatmap", "cap", vl),
-                   chart_view(vv.cost_chart(pad), "cost", "cap", pad),
-                   chart_view(vv.seed003_chart(s3), "seed003", "cap", s3)]
-    rep = downloads.make_report("rnnlab Variable lengths test", "sub", tables, chart_views, vl + pad + s3)
+    rep = vv.report(vl + pad + s3)  # what the page's downloads hold, tab by tab, and `export` writes
+    assert [t.title for t in rep.tables] == [vv.views(n, recs[n]).table.title for n in ("varlen", "padding",
+                                                                                         "seed003")]
+    assert len(rep.charts) == 3
     for fmt, _ in downloads.FORMATS:
         name, data, mime = exporters.render_bytes(rep, fmt)
         assert data and mime == downloads.file_name(rep, fmt)[1], fmt

@@ -248,41 +248,85 @@ def test_padding_quick_preset():
 
 
 def test_seed003_quick_preset_and_verdict():
-    from rnnlab.experiments.seed003 import SEED003_CLAIMS, seed003_verdict
+    from rnnlab.core.record import Record
+    from rnnlab.experiments.seeds import SEED_003_FIGURES
+    from rnnlab.present.varlen import seed003_verdict
 
     exp, params, res = _run("seed003")
-    recs = [{"variant": v, "metrics": r["metrics"], "params": params} for v, r in res.items()]
+    recs = [Record(key=v, experiment="seed003", variant=v, params=dict(params), metrics=r["metrics"], env=_ENV,
+                   created_at="2024-01-01T00:00:00Z") for v, r in res.items()]
     for r in res.values():
         m = r["metrics"]
         assert m["cell_steps_run"] == m["loop_steps_max"] == 4.0  # both stop at max(sequence_length)
         assert m["together_s"] > m["build_s"] and m["steps_per_s"] > 0
+        assert r["details"]["seed_claims"] in (SEED_003_FIGURES["static"], SEED_003_FIGURES["dynamic"])
     assert res["static"]["metrics"]["graph_nodes"] > res["dynamic"]["metrics"]["graph_nodes"]
-    text = seed003_verdict(recs)
+    text = seed003_verdict(recs).text
     assert "Verdict:" in text and "smaller configuration" in text and "max(sequence_length) = 4" in text
-    assert SEED003_CLAIMS["static"]["steps_per_s"] == pytest.approx(20.3, abs=0.01)
-    assert SEED003_CLAIMS["dynamic"]["first_interval_steps_per_s"] == pytest.approx(5.27, abs=0.01)
+    assert SEED_003_FIGURES["static"]["steps_per_s"] == pytest.approx(20.3, abs=0.01)
+    assert SEED_003_FIGURES["dynamic"]["first_interval_steps_per_s"] == pytest.approx(5.27, abs=0.01)
     assert exp.presets["seed"]["seq_len"] == 300 and exp.presets["seed"]["lengths"] == "fixed:20"
 
 
-def _rec(variant, sps, build, **extra):
-    m = {"steps_per_s": sps, "build_s": build, "together_s": build + 10, "first_step_s": 1.0,
-         "cell_steps_run": 20.0, "loop_steps_max": 20.0, "graph_nodes": 5000.0, **extra}
-    return {"variant": variant, "metrics": m, "error": None,
-            "params": {"units": 200, "batch": 200, "seq_len": 300, "input_dim": 16, "lengths": "fixed:20"}}
+_ENV = {"machine": "test box", "device": "CPU", "tf": "2.99", "matmul_gflops": 100.0}
+_SEED_PARAMS = {"units": 200, "batch": 200, "seq_len": 300, "input_dim": 16, "lengths": "fixed:20"}
+
+
+def _rec(variant, sps, build, *, error=None, source="local", **extra):
+    from rnnlab.core.record import Record
+
+    m = {} if error else {"steps_per_s": sps, "build_s": build, "together_s": build + 10, "first_step_s": 1.0,
+                          "cell_steps_run": 20.0, "loop_steps_max": 20.0, "graph_nodes": 5000.0, **extra}
+    return Record(key=f"{source}-{variant}", experiment="seed003", variant=variant, params=dict(_SEED_PARAMS),
+                  metrics=m, env=dict(_ENV), created_at="2024-01-01T00:00:00Z", error=error, source=source)
 
 
 def test_seed003_verdict_follows_the_numbers():
-    from rnnlab.experiments.seed003 import seed003_verdict
+    from rnnlab.present.varlen import seed003_verdict
 
-    holds = seed003_verdict([_rec("static", 20.0, 30.0), _rec("dynamic", 5.0, 1.0)])
+    holds = seed003_verdict([_rec("static", 20.0, 30.0), _rec("dynamic", 5.0, 1.0)]).text
     assert "the conclusion holds here" in holds and "the seed's exact configuration" in holds
     assert "static_rnn does run faster here (4.0x)" in holds
-    reversed_ = seed003_verdict([_rec("static", 2.0, 30.0), _rec("dynamic", 5.0, 1.0)])
+    reversed_ = seed003_verdict([_rec("static", 2.0, 30.0), _rec("dynamic", 5.0, 1.0)]).text
     assert "does not hold" in reversed_ and "dynamic_rnn is 2.5x faster" in reversed_
-    same = seed003_verdict([_rec("static", 5.2, 1.1), _rec("dynamic", 5.0, 1.0)])
+    same = seed003_verdict([_rec("static", 5.2, 1.1), _rec("dynamic", 5.0, 1.0)]).text
     assert "does not hold" in same and "not run meaningfully faster" in same and "not meaningfully slower" in same
-    failed = {"variant": "dynamic", "metrics": {}, "error": "timed out", "params": {}}
-    assert "Cannot judge" in seed003_verdict([_rec("static", 2.0, 3.0), failed])
+    failed = _rec("dynamic", 0, 0, error="timed out")
+    assert "Cannot judge" in seed003_verdict([_rec("static", 2.0, 3.0), failed]).text
+
+
+# static faster and slower to build / dynamic faster / within the margin / static faster, builds as fast / no dynamic
+VERDICT_CASES = {
+    "static faster": ((20.0, 30.0), (5.0, 1.0)),
+    "dynamic faster": ((2.0, 30.0), (5.0, 1.0)),
+    "within the margin": ((5.2, 1.05), (5.0, 1.0)),
+    "static faster, builds as fast": ((20.0, 1.0), (5.0, 1.0)),
+    "just past the margin": ((5.6, 1.2), (5.0, 1.0)),
+}
+
+
+@pytest.mark.parametrize("case", list(VERDICT_CASES))
+@pytest.mark.parametrize("source", ["local", "baseline"])
+def test_seed003_verdict_is_the_claims_tables(case, source):
+    """The page's verdict and the Claims table (claims.evaluate, as ``python -m rnnlab claims``) on the same
+    records: each claim's status, and the conclusion holds only when both hold."""
+    from rnnlab.judge import claims
+    from rnnlab.present.varlen import SEED003_CLAIMS, seed003_verdict
+
+    (ss, sb), (ds, db) = VERDICT_CASES[case]
+    recs = [_rec("static", ss, sb, source=source), _rec("dynamic", ds, db, source=source)]
+    table = {c.id: v.status for c, v in claims.evaluate(recs)}
+    v = seed003_verdict(recs)
+    assert [(cid, verdict.status) for cid, _, verdict in v.claims] == [(cid, table[cid]) for cid, _ in SEED003_CLAIMS]
+    both = [table[cid] for cid, _ in SEED003_CLAIMS]
+    assert v.status == ("holds" if both == ["holds", "holds"] else "does not hold" if "does not hold" in both
+                        else both[0])
+    assert v.headline.startswith(f"Verdict: the conclusion {v.status} ")
+    for (_, words, verdict) in v.claims:
+        assert f"\u201c{words}\u201d {verdict.status}" in v.text
+    if source == "baseline":  # bundled: whose machine, never "here"
+        assert "here" not in v.headline.replace("not measurable here", "")
+        assert "On the bundled results' CPU (test box)" in v.text and "measured here" not in v.text
 
 
 def test_declaring_the_experiments_imports_no_tensorflow():

@@ -1,4 +1,4 @@
-"""Experiment ``seed003``: seed 003's static_rnn vs dynamic_rnn training benchmark, reproduced here.
+"""Experiment ``seed003``: seed 003's static_rnn vs dynamic_rnn training benchmark, reproduced.
 
 The seed's configuration, exactly (preset ``seed``, also the defaults): ``BasicLSTMCell(200)``, batch 200, inputs of
 300 steps x 16 features uniform in [0, 1), every true length 20, labels in [0, 200); the final state's ``h``
@@ -20,8 +20,10 @@ A small probe graph (same steps and lengths, 4 units) counts how many cell steps
 (``cell_steps_run``): dynamic_rnn's while_loop stops at max(sequence_length) in this TF; static_rnn builds every
 step but a cond skips the ones past the longest row.
 
-``SEED003_CLAIMS`` holds the seed's own figures (2017, TF 1.x on a GPU) for the app to show beside a measurement;
-they are never results. ``seed003_verdict(records)`` says in plain words whether the seed's conclusion holds here.
+The seed's configuration and its own figures (2017, TF 1.x on a GPU) live in ``rnnlab.experiments.seeds``
+(``SEED_003``, ``SEED_003_FIGURES``); they are never results. Whether the seed's conclusion holds is the Claims table's
+verdict (``rnnlab.judge.claims``: ``s003_static_runs_faster``, ``s003_static_builds_slower``); the Variable lengths
+page words it (``rnnlab.present.varlen.seed003_verdict``). This module only declares and measures.
 """
 
 from __future__ import annotations
@@ -29,28 +31,20 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from typing import Any, Iterable
-
 import numpy as np
 
 from rnnlab.core.params import Param, param_set
+from rnnlab.experiments import seeds
 from rnnlab.experiments.base import Experiment
 
 VARIANTS = ("static", "dynamic")
 LABELS = {"static": "static_rnn with sequence_length (seed 003)",
           "dynamic": "dynamic_rnn with sequence_length, parallel_iterations (seed 003)"}
 
-# The seed's own log (TF 1.x Estimator, GPU with allow_growth, 2017): claims to show beside a measurement.
-SEED003_CLAIMS: dict[str, Any] = {
-    "label": "seed 003's claim (its own log: TF 1.x Estimator on a 2017 GPU), not measured here",
-    "config": {"cell": "BasicLSTMCell", "units": 200, "batch": 200, "seq_len": 300, "input_dim": 16,
-               "lengths": "fixed:20", "n_classes": 200, "parallel_iterations": 200, "optimizer": "AdamOptimizer"},
-    "static": {"first_interval_steps_per_s": 2.93677, "first_interval_s": 34.051,  # steps 1 -> 101
-               "steps_per_s": 20.3018, "steady_interval_s": 4.925},                # steps 101 -> 201
-    "dynamic": {"first_interval_steps_per_s": 5.26866, "first_interval_s": 18.981,
-                "steps_per_s": 5.4056, "steady_interval_s": 18.499},
-    "conclusion": "for a batch of variable-length sequences, static_rnn is slower to build its graph but runs faster",
-}
+# Seed 003's benchmark (seeds.SEED_003) with the rest of its setup: parallel_iterations = the batch, 100 + 100 logged
+# steps, 1000 sequences.
+SEED = seeds.for_params(seeds.SEED_003, ("units", "batch", "seq_len", "input_dim", "lengths"),
+                        parallel_iterations=200, interval=100, steps=100, n_data=1000)
 
 METRICS_DOC = {
     "build_s": "building the model graph: the RNN, the loss and Adam's minimize (gradients included), s",
@@ -161,7 +155,7 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
         "control_flow_v2": bool(tf.compat.v1.control_flow_v2_enabled()),
         "loss_first": first_loss, "loss_last": last_loss, "global_step": steps_done,
         "probe": probe,
-        "seed_claims": SEED003_CLAIMS[variant],
+        "seed_claims": seeds.SEED_003_FIGURES[variant],  # the seed's own log, beside (never instead of) these
         "not_reproduced": "the seed's Estimator (checkpoint at step 1, summaries every 100 steps); TF2's runtime "
                           "runs the v1 graph",
     }
@@ -202,105 +196,6 @@ def _count_cell_steps(tf, static: bool, t: int, d: int, lengths: list[int], para
             "max_length": int(max(lengths)), "rows": len(lengths)}
 
 
-# -- the verdict --------------------------------------------------------------------------------------------------
-def _field(rec, name: str, default=None):
-    if isinstance(rec, dict):
-        return rec.get(name, default)
-    return getattr(rec, name, default)
-
-
-def _pick(records: Iterable, variant: str):
-    for r in records:
-        if _field(r, "variant") == variant and not _field(r, "error") and _field(r, "metrics"):
-            if "steps_per_s" in _field(r, "metrics"):
-                return r
-    return None
-
-
-def _fmt(v: float) -> str:
-    return f"{v:.3g}" if v < 100 else f"{v:,.0f}"
-
-
-def seed003_verdict(records: Iterable) -> str:
-    """Plain words: does seed 003's conclusion ("static_rnn builds slower but runs faster") hold here, and why.
-
-    ``records``: seed003 records (``Record`` objects or dicts with ``variant``, ``metrics``, ``params``); the first
-    measured ``static`` and ``dynamic`` are compared. Only measured numbers are used; the seed's figures appear as
-    its claims.
-    """
-    records = list(records)
-    s_rec, d_rec = _pick(records, "static"), _pick(records, "dynamic")
-    missing = [v for v, r in (("static", s_rec), ("dynamic", d_rec)) if r is None]
-    if missing:
-        return ("Cannot judge seed 003's claim yet: no measured " + " and ".join(missing)
-                + " record (run `python -m rnnlab run seed003 --preset seed`).")
-    s, d = _field(s_rec, "metrics"), _field(d_rec, "metrics")
-    params = dict(_field(s_rec, "params") or {})
-    env = _field(s_rec, "env") or {}
-    where = "on this machine" + (f" ({env.get('device', '?')}, TensorFlow {env['tf']})" if env.get("tf") else "")
-    c = SEED003_CLAIMS
-    steady = s["steps_per_s"] / d["steps_per_s"]
-    build = s["build_s"] / d["build_s"] if d.get("build_s") else float("nan")
-    is_seed = all(params.get(k) == v for k, v in (("units", 200), ("batch", 200), ("seq_len", 300),
-                                                      ("input_dim", 16), ("lengths", "fixed:20")))
-    lines = []
-    lines.append(
-        f"Seed 003's claim (its own log, TF 1.x Estimator on a 2017 GPU): {c['conclusion']} -- static {c['static']['steps_per_s']:.1f} vs dynamic "
-        f"{c['dynamic']['steps_per_s']:.1f} steps/s once warm ({c['static']['steps_per_s'] / c['dynamic']['steps_per_s']:.1f}x), "
-        f"after a slow first 100 steps ({c['static']['first_interval_steps_per_s']:.2f} vs "
-        f"{c['dynamic']['first_interval_steps_per_s']:.2f} steps/s).")
-    cfg = ("the seed's exact configuration" if is_seed else
-           f"a smaller configuration than the seed's (units {params.get('units')}, batch {params.get('batch')}, "
-           f"{params.get('seq_len')} steps, lengths {params.get('lengths')})")
-    lines.append(
-        f"Measured {where} with {cfg}: once warm, static {_fmt(s['steps_per_s'])} vs dynamic "
-        f"{_fmt(d['steps_per_s'])} steps/s (static/dynamic = {steady:.2f}x); building the graph took static "
-        f"{_fmt(s['build_s'])} s vs dynamic {_fmt(d['build_s'])} s ({build:.1f}x); build, session, first step and "
-        f"first interval together: static {_fmt(s['together_s'])} s vs dynamic {_fmt(d['together_s'])} s.")
-    if steady >= 1.5:
-        run_part = f"static_rnn does run faster here ({steady:.1f}x)"
-    elif steady > 1 / 1.5:
-        run_part = f"static_rnn does not run meaningfully faster here (within 1.5x: {steady:.2f}x)"
-    else:
-        run_part = f"the opposite holds for running: dynamic_rnn is {1 / steady:.1f}x faster here"
-    build_part = ("static_rnn is slower to build, as claimed" if build >= 1.5 else
-                  "static_rnn is not meaningfully slower to build" if build > 1 / 1.5 else
-                  "static_rnn is even faster to build")
-    holds = steady >= 1.5 and build >= 1.5
-    lines.append(("Verdict: the conclusion holds here: " if holds else "Verdict: the conclusion does not hold here: ")
-                 + f"{run_part}, and {build_part}.")
-    if "first_interval_steps_per_s" in s and "first_interval_steps_per_s" in d:
-        fs, fd = s["first_interval_steps_per_s"], d["first_interval_steps_per_s"]
-        n = params.get("interval", "the first")
-        slow = fs < 0.5 * s["steps_per_s"]
-        lines.append(
-            (f"The seed's slow start of static_rnn does show here: {_fmt(fs)} steps/s over its first {n} steps "
-             f"against {_fmt(s['steps_per_s'])} after" if slow else
-             f"static_rnn shows no slow start here: {_fmt(fs)} steps/s over its first {n} steps against "
-             f"{_fmt(s['steps_per_s'])} after")
-            + f" (dynamic_rnn: {_fmt(fd)} then {_fmt(d['steps_per_s'])}).")
-    t = int(params.get("seq_len") or s.get("loop_steps_max") or 0)
-    mx = int(s.get("loop_steps_max", 0)) or None
-    why = []
-    if mx is not None and "cell_steps_run" in d and "cell_steps_run" in s:
-        why.append(
-            f"Why: every sequence is padded to {t} steps but no row is longer than {mx}. In this TensorFlow, "
-            f"dynamic_rnn's while_loop stops at max(sequence_length) = {mx} (measured: {int(d['cell_steps_run'])} "
-            f"cell steps ran per forward pass), and static_rnn builds all {t} steps but a cond skips every step "
-            f"past the longest row (measured: {int(s['cell_steps_run'])} cell steps ran). Both compute about the "
-            f"same {mx} steps; the padding is not computed by either. What separates them is overhead: static_rnn "
-            f"still evaluates a cond at each of the {max(t - mx, 0)} skipped steps (and again in the gradient), "
-            f"dynamic_rnn pays one while_loop iteration per real step; and the {t}-step static graph costs its "
-            f"{int(s.get('graph_nodes', 0)):,} nodes in building and in the first step "
-            f"({_fmt(s['first_step_s'])} s vs {_fmt(d['first_step_s'])} s).")
-    why.append(
-        "The seed's 2017 gap fits a dynamic_rnn whose loop ran to the padded length (every one of the 300 steps, "
-        "copying the state through past each row's end) while static_rnn already skipped past the longest row; "
-        "the loop bound at max(sequence_length) is what the TensorFlow measured here has. Its numbers came from a "
-        "GPU and an Estimator; these are the measurements above.")
-    return "\n".join(lines + why)
-
-
 EXPERIMENT = Experiment(
     name="seed003",
     version=1,
@@ -310,8 +205,8 @@ EXPERIMENT = Experiment(
             "for static_rnn and dynamic_rnn with sequence_length, beside the seed's own figures.",
     params=param_set(
         ["units", "batch", "seq_len", "input_dim", "lengths", "parallel_iterations", "device", "seed", "timeout_s"],
-        defaults={"units": 200, "batch": 200, "seq_len": 300, "input_dim": 16, "lengths": "fixed:20",
-                  "parallel_iterations": 200, "timeout_s": 1800},
+        defaults={**{k: v for k, v in SEED.items() if k not in ("interval", "steps", "n_data")},
+                  "timeout_s": 1800},
         extra=[Param("interval", "int", 100, "steps in the first timed interval after step 1 (the seed logged "
                                              "steps 1 -> 101)", 0, 100_000),
                Param("steps", "int", 100, "steps timed one by one after that interval (the seed's 101 -> 201)",
@@ -323,8 +218,7 @@ EXPERIMENT = Experiment(
     presets={
         "quick": {"units": 32, "batch": 32, "seq_len": 16, "input_dim": 8, "lengths": "fixed:4",
                   "parallel_iterations": 32, "interval": 5, "steps": 10, "n_data": 64},
-        "seed": {"units": 200, "batch": 200, "seq_len": 300, "input_dim": 16, "lengths": "fixed:20",
-                 "parallel_iterations": 200, "interval": 100, "steps": 100, "n_data": 1000},
+        "seed": dict(SEED),
         "full": {"units": 200, "batch": 200, "seq_len": [100, 300, 600], "input_dim": 16,
                  "lengths": ["fixed:20", "uniform:20-300"], "parallel_iterations": 200, "interval": 100,
                  "steps": 100, "n_data": 1000},

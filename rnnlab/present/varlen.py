@@ -1,5 +1,12 @@
 """Records of ``varlen``, ``padding`` and ``seed003`` -> the tables, charts and plain-words notes the Variable lengths
-page shows and its downloads export. Pure: no Streamlit, no TensorFlow (Altair and pandas only).
+page shows, and the same views as a Report for ``python -m rnnlab export --experiment varlen|padding|seed003``.
+Pure: no Streamlit, no TensorFlow (Altair and pandas only).
+
+Which records stand is :mod:`rnnlab.judge.select`'s choice (one configuration on one machine per table and chart:
+:func:`standing`, :func:`selection`); thresholds are :mod:`rnnlab.core.rules`'; seed 003's verdict is the Claims
+table's (:func:`seed003_verdict` reads ``claims.verdict`` for the two seed-003 claims); provenance words are
+``select``'s (only this machine's records are "measured here"); colours and source marks are
+:mod:`rnnlab.present.style`'s. The page (``pages/varlen.py``) imports only this module, ``engine.api`` and ``ui``.
 
 Numbers go through ``rnnlab.core.format`` so the screen matches the exports. A failed record keeps its row with the
 reason in an "error" column; a metric a record does not hold is an en dash, never zero.
@@ -7,25 +14,36 @@ reason in an "error" column; a metric a record does not hold is an en dash, neve
 
 from __future__ import annotations
 
-import math
 import re
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 import altair as alt
 import pandas as pd
 
+from rnnlab import experiments
+from rnnlab.core import envinfo, rules
 from rnnlab.core import format as fmt
 from rnnlab.core.errors import RnnlabError
-from rnnlab.experiments import padding as padding_exp
-from rnnlab.experiments import seed003 as seed003_exp
-from rnnlab.experiments import varlen as varlen_exp
+from rnnlab.core.format import fmt_params  # noqa: F401  (the page's captions)
 from rnnlab.core.params import PARAMS, lengths_for
 from rnnlab.core.record import Record
+from rnnlab.core.views import ChartView, Report, TableView, to_frame  # noqa: F401  (to_frame: the page's tables)
+from rnnlab.experiments import padding as padding_exp
+from rnnlab.experiments import seed003 as seed003_exp
+from rnnlab.experiments import seeds
+from rnnlab.experiments import varlen as varlen_exp
+from rnnlab.judge import claims, select
 from rnnlab.judge.select import provenance, source_note
-from rnnlab.core.views import TableView
+from rnnlab.present import style
+from rnnlab.present import tables as present_tables
+from rnnlab.present.report import chart_view, commit
 from rnnlab.tf.varlen_checks import cudnn_mask_ok, pre_padded, valid_mask
 
 DASH = "–"
+EXPERIMENTS = ("varlen", "padding", "seed003")  # the page's tabs, in order
+VARIANTS = {"varlen": varlen_exp.VARIANTS, "padding": padding_exp.VARIANTS, "seed003": seed003_exp.VARIANTS}
+LABELS = {"varlen": varlen_exp.LABELS, "padding": padding_exp.LABELS, "seed003": seed003_exp.LABELS}
 CHECKS = (("outputs_zero", "check_outputs_zero", "(a) zeros"),
           ("state_carried", "check_state_carried", "(b) state kept"),
           ("final_state", "check_final_state", "(c) final state"))
@@ -37,6 +55,35 @@ CHECKS_MEANING = ("(a) every output past a row's length is zero; (b) past the le
 ZOFM_COLUMN = "zofm=True"
 PATTERN_WORDS = {"zero": "zeros", "carried": "last output repeated", "other": "keep changing",
                  "none": "no padding in this batch"}
+
+
+def experiment(name: str):
+    """The declaration of one of the page's experiments."""
+    return experiments.get(name)
+
+
+def seed_config(name: str) -> Mapping[str, Any] | None:
+    """The seed configuration a headline prefers: seed 003's for ``seed003``, the ``seed`` preset (seed 001's
+    example) for ``varlen`` and ``padding``."""
+    if name == "seed003":
+        return seeds.SEED_003
+    preset = experiments.get(name).presets.get("seed")
+    return None if preset is None else {k: v for k, v in preset.items() if k != "variants"}
+
+
+def is_seed_config(params: Mapping[str, Any]) -> bool:
+    """``params`` are at seed 003's configuration (``seeds.SEED_003``)."""
+    return seeds.matches(params, seeds.SEED_003)
+
+
+def row_lengths(values: Mapping[str, Any]) -> list[int]:
+    """The true length of each batch row the page's settings give."""
+    return lengths_for(values["lengths"], values["batch"], values["seq_len"], values.get("seed", 0))
+
+
+def gpu_visible() -> bool:
+    """TensorFlow can (probably) see a GPU on this machine (without importing TensorFlow)."""
+    return bool(envinfo.static_env().get("gpu_hint"))
 
 
 # -- lengths -----------------------------------------------------------------------------------------------------------
@@ -89,10 +136,73 @@ def _asks_longer(spec: str, seq_len: int) -> bool:
     return any(n > seq_len for n in nums)
 
 
-# -- shared ------------------------------------------------------------------------------------------------------------
+# -- which records stand -----------------------------------------------------------------------------------------------
 def _order(records: Iterable[Record], variants: Sequence[str]) -> list[Record]:
     rank = {v: i for i, v in enumerate(variants)}
     return sorted(records, key=lambda r: rank.get(r.variant, len(rank)))
+
+
+def _experiment_of(records: Sequence[Record]) -> str | None:
+    return records[0].experiment if records else None
+
+
+def ordered_groups(records: Iterable[Record], name: str, *,
+                   here: Mapping[str, Any] | None = None) -> list[select.Group]:
+    """``name``'s records as comparable sets (one configuration on one machine each), the one a headline quotes
+    first (``select.headline``, asked again for the rest)."""
+    left = select.groups(records, experiment=name, here=here)
+    out = []
+    while left:
+        g = select.headline(left, seed=seed_config(name))
+        out.append(g)
+        left = [x for x in left if x is not g]
+    return out
+
+
+def standing(records: Iterable[Record], name: str | None = None) -> list[Record]:
+    """The records one table or chart shows: ``select.headline``'s group among ``records`` (of experiment ``name``,
+    by default the first record's), one record per variant, in the experiment's variant order. Records of several
+    configurations or machines never share a view."""
+    recs = list(records)
+    name = name or _experiment_of(recs)
+    if name is None:
+        return []
+    gs = ordered_groups(recs, name)
+    return _order(gs[0].records.values(), VARIANTS.get(name, ())) if gs else []
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the page shows for one tab's settings."""
+    records: list[Record]  # one configuration on one machine, in the plan's variant order (empty: nothing stored)
+    missing: tuple[str, ...]  # variants a run would measure (nothing from this environment)
+    others: tuple[str, ...]  # the other machines' stored results for these settings (source notes), not shown
+
+
+def selection(records: Sequence[Record], plan, env: Mapping[str, Any] | None = None) -> Shown:
+    """The records standing for ``plan``'s settings (``select.pick``'s configuration, ``select.headline``'s machine)
+    and what a run would measure. ``env``: this machine's known environment (None: unknown)."""
+    fp = envinfo.fingerprint(dict(env)) if env else None
+    params = plan.points[0]
+    sel = select.pick(records, params, plan.variants, fingerprint=fp, experiment=plan.experiment)
+    cands = [r for r in records if r.experiment == plan.experiment and r.variant in plan.variants
+             and select.same_config(r.params, params)]
+    gs = ordered_groups(cands, plan.experiment, here=fp)
+    if not gs:
+        return Shown([], sel.missing, ())
+    order = {v: i for i, v in enumerate(plan.variants)}
+    shown = sorted(gs[0].records.values(), key=lambda r: order[r.variant])
+    return Shown(shown, sel.missing, tuple(g.note() for g in gs[1:]))
+
+
+def not_here_note(records: Sequence[Record]) -> str | None:
+    """For records from another machine (bundled, imported): whose they are, and that Run measures them here."""
+    if not records or select.is_here(records):
+        return None
+    machines = "; ".join(sorted({r.machine for r in records}))
+    kind = "Bundled" if {r.source for r in records} == {"baseline"} else "Imported"
+    return (f"{kind} results from {machines}: measured on that machine, not on this one. **Run** measures them on "
+            "this one.")
 
 
 def _caption(records: Sequence[Record], *extra: str) -> str:
@@ -114,6 +224,12 @@ def _num(value: Any, kind: str = "g") -> str:
     return fmt.fmt_value(value, kind)
 
 
+def _source_words(records: Sequence[Record]) -> str:
+    """Whose records, in a legend or a column header: "this machine", "bundled", "imported"."""
+    srcs = list(dict.fromkeys(r.source for r in records))
+    return "/".join(select.ORIGIN_WORDS.get(s, s) for s in srcs) or "measured"
+
+
 # -- varlen: the checks ------------------------------------------------------------------------------------------------
 def _pf(value: float | None) -> str:
     return DASH if value is None else ("pass" if value >= 0.5 else "FAIL")
@@ -122,7 +238,7 @@ def _pf(value: float | None) -> str:
 def checks_table(records: Sequence[Record], *, title: str | None = None) -> TableView:
     """One row per variant: the three checks pass/FAIL, what its outputs past the length look like, the final
     state's distance from the float64 reference with lengths (the drift of a variant told no lengths)."""
-    recs = _order(records, varlen_exp.VARIANTS)
+    recs = standing(records, "varlen")
     cols = ["variant", "what runs", *(c[2] for c in CHECKS), "outputs past length", "final-state drift",
             ZOFM_COLUMN, "real-step error", "error"]
     rows, raw = [], []
@@ -146,7 +262,7 @@ def checks_table(records: Sequence[Record], *, title: str | None = None) -> Tabl
 def checks_findings(records: Sequence[Record]) -> list[str]:
     """The checks in plain words: who honours the lengths, what Keras does with a mask, how far the variants
     without lengths drift. One sentence per group of variants (Markdown)."""
-    recs = [r for r in _order(records, varlen_exp.VARIANTS) if r.ok and "checks_passed" in r.metrics]
+    recs = [r for r in standing(records, "varlen") if r.ok and "checks_passed" in r.metrics]
     if not recs:
         return []
     if all(not r.details.get("checks", {}).get("outputs_zero", {}).get("checked", 1) for r in recs):
@@ -185,7 +301,7 @@ def checks_findings(records: Sequence[Record]) -> list[str]:
 def heatmap_frame(records: Sequence[Record]) -> pd.DataFrame:
     """Long form of every record's ``details["heatmap"]``: one row per (variant, batch row, step block)."""
     rows = []
-    for r in _order(records, varlen_exp.VARIANTS):
+    for r in standing(records, "varlen"):
         hm = r.details.get("heatmap") if r.ok else None
         if not isinstance(hm, Mapping) or not hm.get("z"):
             continue
@@ -240,6 +356,7 @@ def cudnn_notes(records: Sequence[Record] = (), *, lengths: Sequence[int] | None
     """Whether Keras 3's fused cuDNN kernel can take this batch's mask (it needs strict right padding), as
     ``(ok, sentence)`` lines: from a record's ``details["cudnn_mask"]`` (and the kernel a GPU run saw), else from
     ``lengths`` and ``seq_len`` (the same rule, computed)."""
+    records = standing(records, "varlen")
     rec = next((r for r in records if r.ok and isinstance(r.details.get("cudnn_mask"), Mapping)), None)
     if rec is not None:
         cm = rec.details["cudnn_mask"]
@@ -252,8 +369,8 @@ def cudnn_notes(records: Sequence[Record] = (), *, lengths: Sequence[int] | None
     else:
         return []
     yes = lambda ok: "can" if ok else "cannot"  # noqa: E731
-    lines = [(bool(right.get("ok")), f"Padded at the end (as here): cuDNN {yes(right.get('ok'))} take this mask: "
-                                     f"{right.get('reason', '')}."),
+    lines = [(bool(right.get("ok")), f"Padded at the end (as in this batch): cuDNN {yes(right.get('ok'))} take "
+                                     f"this mask: {right.get('reason', '')}."),
              (bool(pre.get("ok")), "The same rows padded at the front (`keras.utils.pad_sequences`' default "
                                    f"`padding='pre'`): cuDNN {yes(pre.get('ok'))} take it: {pre.get('reason', '')}.")]
     gpu = [r for r in records if r.ok and isinstance(r.details.get("gpu_kernel"), Mapping)]
@@ -273,7 +390,6 @@ def cudnn_notes(records: Sequence[Record] = (), *, lengths: Sequence[int] | None
                             "there). The rule above is the check Keras 3 itself makes before it calls cuDNN."))
     return lines
 
-
 # -- padding: the cost -------------------------------------------------------------------------------------------------
 COST_COLUMNS = (("train_seq_per_s", "train (seq/s)", "g"), ("fwd_seq_per_s", "forward (seq/s)", "g"),
                 ("wasted_pct", "padding fed", "pct100"), ("loop_wasted_pct", "padding in loop", "pct100"),
@@ -289,7 +405,7 @@ COST_MEANING = ("padding fed: the share of the time steps fed that are padding; 
 def cost_table(records: Sequence[Record], *, title: str | None = None) -> TableView:
     """One row per padding strategy: throughput, the share of fed steps that is padding, batch shapes and traces
     (each shape is a trace of a shape-specialised function), build time."""
-    recs = _order(records, padding_exp.VARIANTS)
+    recs = standing(records, "padding")
     cols = ["variant", "what runs", *(c[1] for c in COST_COLUMNS), "error"]
     rows, raw = [], []
     for r in recs:
@@ -305,26 +421,31 @@ def cost_table(records: Sequence[Record], *, title: str | None = None) -> TableV
 
 
 def cost_chart(records: Sequence[Record]) -> alt.HConcatChart | None:
-    """Training throughput, padding fed and traces per strategy, side by side (Keras 3 strategies vs seed 001's
-    TF1 pair in two colours)."""
+    """Training throughput, padding fed and traces per strategy, side by side: one colour per variant (as on every
+    page), the bars' outline dashed by source (this machine solid; bundled or imported dashed)."""
+    recs = standing(records, "padding")
     rows = []
-    for r in _order(records, padding_exp.VARIANTS):
+    for r in recs:
         if r.ok and "train_seq_per_s" in r.metrics:
             rows.append({"variant": r.variant, "what runs": padding_exp.LABELS.get(r.variant, r.variant),
                          "family": "Keras 3 + mask" if r.variant in padding_exp.KERAS_VARIANTS
-                         else "TF1 (seed 001)",
+                         else "TF1 (seed 001)", "source": style.SOURCE_WORDS.get(r.source, r.source),
                          **{c[0]: r.metrics.get(c[0]) for c in COST_COLUMNS}})
     if not rows:
         return None
     df = pd.DataFrame(rows)
     order = list(df["variant"])
     y = alt.Y("variant:N", sort=order, title=None)
-    color = alt.Color("family:N", title=None, legend=alt.Legend(orient="bottom"))
+    color = alt.Color("variant:N", scale=style.color_scale(order), legend=None)
+    dash = alt.StrokeDash("source:N", scale=style.dash_scale(dict.fromkeys(r.source for r in recs)),
+                          legend=alt.Legend(orient="bottom", title="results from", symbolType="square",
+                                            symbolFillColor="transparent", symbolStrokeColor="#333333"))
 
     def bars(metric: str, title: str, fmt_: str):
-        return alt.Chart(df).mark_bar().encode(
-            y=y, x=alt.X(f"{metric}:Q", title=title), color=color,
-            tooltip=["variant", "what runs", alt.Tooltip(f"{metric}:Q", format=fmt_, title=title)],
+        return alt.Chart(df).mark_bar(stroke="#333333", strokeWidth=1).encode(
+            y=y, x=alt.X(f"{metric}:Q", title=title), color=color, strokeDash=dash,
+            tooltip=["variant", "what runs", "family", "source",
+                     alt.Tooltip(f"{metric}:Q", format=fmt_, title=title)],
         ).properties(width=230, title=title)
 
     return alt.hconcat(bars("train_seq_per_s", "training throughput (seq/s)", ",.3g"),
@@ -334,17 +455,22 @@ def cost_chart(records: Sequence[Record]) -> alt.HConcatChart | None:
 
 def seed001_comparison(records: Sequence[Record]) -> str | None:
     """Seed 001's question in one paragraph: pad everything to the longest for a static_rnn graph, or bucket by
-    length for dynamic_rnn? Measured numbers only; None without both."""
-    by = {r.variant: r for r in records if r.ok and "train_seq_per_s" in r.metrics}
+    length for dynamic_rnn? Measured numbers only (one machine); the ``rules`` margin decides "faster"; None
+    without both."""
+    by = {r.variant: r for r in standing(records, "padding") if r.ok and "train_seq_per_s" in r.metrics}
     s, d = by.get("static_fixed"), by.get("dynamic_bucket")
     if s is None or d is None:
         return None
     sm, dm = s.metrics, d.metrics
     ratio = dm["train_seq_per_s"] / sm["train_seq_per_s"]
-    faster = (f"dynamic_rnn over buckets trains **{fmt.fmt_ratio(ratio)} as fast**" if ratio >= 1.1 else
-              f"static_rnn at the fixed length trains **{fmt.fmt_ratio(1 / ratio)} as fast**" if ratio <= 1 / 1.1
-              else "the two train **about as fast** (within 10%)")
-    return (f"**Seed 001's choice.** static_rnn padded to the longest sequence ({_num(sm['train_seq_per_s'])} seq/s, "
+    metric = "train_seq_per_s"
+    faster = (f"dynamic_rnn over buckets trains **{fmt.fmt_ratio(ratio)} as fast**"
+              if rules.beats(dm, sm, metric, higher=True)[0] else
+              f"static_rnn at the fixed length trains **{fmt.fmt_ratio(1 / ratio)} as fast**"
+              if rules.beats(sm, dm, metric, higher=True)[0] else
+              f"the two train **about as fast** (within {fmt.fmt_percent(rules.MARGIN)})")
+    return (f"**Seed 001's choice.** {select.where([s, d])}: static_rnn "
+            f"padded to the longest sequence ({_num(sm['train_seq_per_s'])} seq/s, "
             f"{_num(sm.get('wasted_pct'), 'pct100')} of the fed steps are padding, one graph of "
             f"{_num(sm.get('graph_nodes'), 'int')} nodes built in {_num(sm.get('build_s'))} s) against dynamic_rnn "
             f"over {int(d.params.get('buckets', 0)) or '?'} length buckets ({_num(dm['train_seq_per_s'])} seq/s, "
@@ -364,19 +490,34 @@ SEED003_ROWS = (("steps_per_s", "steps/s once warm (the seed's steps 101 -> 201)
                 ("graph_nodes", "graph nodes", "int"),
                 ("cell_steps_run", "cell steps run per forward pass", "int"),
                 ("loop_steps_max", "longest true length (steps a length-aware loop needs)", "int"))
+# the two claims of seed 003's conclusion, as the Claims table judges them (rnnlab.judge.claims)
+SEED003_CLAIMS = (("s003_static_runs_faster", "static_rnn runs faster once warm"),
+                  ("s003_static_builds_slower", "static_rnn builds slower"))
+SEED_LOG = "seed 003's log (2017 GPU)"  # the seed's figures in a legend: never a measurement
 
 
-def _pick(records: Sequence[Record], variant: str) -> Record | None:
-    return next((r for r in records if r.variant == variant), None)
+def seed003_in_short() -> str:
+    """The seed's own figures in a few words (from ``seeds.SEED_003_FIGURES``)."""
+    c = seeds.SEED_003_FIGURES
+    return (f"static_rnn was slow to start ({fmt.fmt_value(c['static']['first_interval_steps_per_s'])} steps/s) "
+            f"and then {fmt.fmt_value(c['static']['steps_per_s'])} steps/s, dynamic_rnn "
+            f"{fmt.fmt_value(c['dynamic']['steps_per_s'])} steps/s")
+
+
+def _seed003_pair(records: Iterable[Record]) -> tuple[list[Record], Record | None, Record | None]:
+    recs = standing(records, "seed003")
+    by = {r.variant: r for r in recs}
+    return recs, by.get("static"), by.get("dynamic")
 
 
 def seed003_table(records: Sequence[Record], *, title: str | None = None) -> TableView:
-    """The seed's own figures (its 2017 log) beside this machine's, measure by measure; static/dynamic here."""
-    c = seed003_exp.SEED003_CLAIMS
-    s, d = _pick(records, "static"), _pick(records, "dynamic")
-    recs = [r for r in (s, d) if r is not None]
-    cols = ["measure", "seed 003: static (its log)", "seed 003: dynamic (its log)", "static here", "dynamic here",
-            "static / dynamic here"]
+    """The seed's own figures (its 2017 log) beside the records', measure by measure, and static/dynamic; the
+    measured columns say whose records they are ("this machine", "bundled", "imported"), the caption whose machine."""
+    c = seeds.SEED_003_FIGURES
+    recs, s, d = _seed003_pair(records)
+    w = _source_words(recs)
+    cols = ["measure", "seed 003: static (its log)", "seed 003: dynamic (its log)", f"static ({w})",
+            f"dynamic ({w})", f"static / dynamic ({w})"]
     rows, raw = [], []
     for metric, name, kind in SEED003_ROWS:
         cs, cd = c["static"].get(metric), c["dynamic"].get(metric)
@@ -387,74 +528,266 @@ def seed003_table(records: Sequence[Record], *, title: str | None = None) -> Tab
         raw.append([name, cs, cd, ms, md, ratio])
     errors = [f"{r.variant} failed: {r.error}" for r in recs if not r.ok]
     cap = _caption(recs, "seed columns: " + c["label"], *errors)
-    return TableView(title=title or "Seed 003 reproduced: static_rnn vs dynamic_rnn training", caption=cap,
+    p = dict(recs[0].params) if recs else {}
+    return TableView(title=title or "Seed 003 reproduced: static_rnn vs dynamic_rnn training"
+                     + (f" ({fmt.fmt_params(p)})" if p else ""), caption=cap,
                      columns=tuple(cols), rows=tuple(map(tuple, rows)), raw=tuple(map(tuple, raw)),
                      provenance=provenance(recs))
 
 
-def is_seed_config(params: Mapping[str, Any]) -> bool:
-    seed = seed003_exp.EXPERIMENT.presets["seed"]
-    return all(params.get(k) == v for k, v in seed.items())
-
-
-def seed003_chart(records: Sequence[Record]) -> alt.Chart | None:
-    """Steps per second, first interval and once warm, static vs dynamic: the seed's log beside this machine."""
-    c = seed003_exp.SEED003_CLAIMS
-    here = "measured here" + ("" if any(is_seed_config(r.params) for r in records) else " (smaller configuration)")
+def seed003_chart(records: Sequence[Record]) -> alt.FacetChart | None:
+    """Steps per second, first interval and once warm: the seed's log beside the records, one colour per variant
+    (``style``), one mark shape per source (the seed's log a diamond)."""
+    c = seeds.SEED_003_FIGURES
+    recs, s, d = _seed003_pair(records)
     rows = []
-    for v in seed003_exp.VARIANTS:
-        r = _pick(records, v)
+    for v, r in (("static", s), ("dynamic", d)):
         for metric, phase in (("first_interval_steps_per_s", "first interval"), ("steps_per_s", "once warm")):
-            rows.append({"variant": v, "phase": phase, "source": "seed 003's log (2017 GPU)",
-                         "steps_per_s": c[v][metric]})
+            rows.append({"variant": v, "phase": phase, "source": SEED_LOG, "steps_per_s": c[v][metric]})
             if r is not None and r.ok and metric in r.metrics:
-                rows.append({"variant": v, "phase": phase, "source": here, "steps_per_s": r.metrics[metric]})
+                rows.append({"variant": v, "phase": phase, "source": style.SOURCE_WORDS.get(r.source, r.source),
+                             "steps_per_s": r.metrics[metric]})
     df = pd.DataFrame(rows)
-    if (df["source"] == here).sum() == 0:
+    if (df["source"] != SEED_LOG).sum() == 0:
         return None
+    sources = [recs[0].source, SEED_LOG]
+    shapes = style.shape_scale(sources)
+    config = ("seed 003's configuration" if is_seed_config(recs[0].params) else
+              f"not the seed's configuration: {fmt.fmt_params(dict(recs[0].params))}")
     # dots, not bars: the log axis (the seed's GPU and a CPU differ by orders of magnitude) has no zero to start from
     return alt.Chart(df).mark_point(filled=True, size=140, opacity=0.9).encode(
-        y=alt.Y("variant:N", title=None, sort=list(seed003_exp.VARIANTS)),
+        y=alt.Y("source:N", title=None, sort=list(shapes.domain)),
+        yOffset=alt.YOffset("variant:N", sort=list(seed003_exp.VARIANTS)),
         x=alt.X("steps_per_s:Q", title="training steps per second (log scale)", scale=alt.Scale(type="log")),
-        color=alt.Color("source:N", title=None,
+        color=alt.Color("variant:N", title=None, scale=style.color_scale(seed003_exp.VARIANTS),
+                        legend=alt.Legend(orient="bottom")),
+        shape=alt.Shape("source:N", title=None, scale=shapes,
                         legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=400)),
-        shape=alt.Shape("source:N", title=None),
         row=alt.Row("phase:N", title=None, sort=["first interval", "once warm"]),
         tooltip=["variant", "phase", "source", alt.Tooltip("steps_per_s:Q", title="steps/s", format=".3g")],
-    ).properties(width=300, height=60, title=alt.TitleParams("Training steps per second", anchor="start"))
+    ).properties(width=300, height=70, title=alt.TitleParams(
+        "Training steps per second", subtitle=[source_note(recs), config], anchor="start"))
 
 
-def seed003_verdict_parts(records: Sequence[Record]) -> tuple[str, list[str]]:
-    """``seed003_verdict`` split for the screen: the "Verdict:" sentence, and the other paragraphs in order."""
-    text = seed003_exp.seed003_verdict(records)
-    lines = [x for x in text.split("\n") if x.strip()]
-    verdict = next((x for x in lines if x.startswith("Verdict:")), "")
-    return verdict, [x for x in lines if x != verdict]
+@dataclass(frozen=True)
+class Seed003Verdict:
+    """Does seed 003's conclusion ("static_rnn builds slower but runs faster") hold on these records?"""
+    status: str  # one of rules.STATUSES: "holds" only when both claims hold
+    claims: tuple[tuple[str, str, Any], ...]  # (claim id, its words, the Claims table's Verdict) for SEED003_CLAIMS
+    headline: str  # "Verdict: the conclusion ...", or "Cannot judge ..." when not measured
+    paragraphs: tuple[str, ...]  # the seed's figures, the measurements, the Claims table, the slow start, why
+
+    @property
+    def text(self) -> str:
+        return "\n".join((self.headline, *self.paragraphs))
+
+
+def conclusion(statuses: Sequence[str]) -> str:
+    """The status of a conclusion made of several claims, all of which it asserts: not measured when one is not,
+    does not hold when one does not, depends when one depends, holds when all hold."""
+    for st in ("not measured", "not measurable here", "does not hold", "depends"):
+        if st in statuses:
+            return st
+    return "holds" if statuses else "not measured"
+
+
+def _v(x: float) -> str:
+    return fmt.fmt_value(x, "g")
+
+
+def _at(recs: Sequence[Record]) -> str:
+    """Where the records were measured, after a verb: "here" (this machine only), else whose machine."""
+    if select.is_here(recs):
+        return "here"
+    w = select.where(recs)
+    return w[:1].lower() + w[1:]
+
+
+def seed003_verdict(records: Iterable[Record]) -> Seed003Verdict:
+    """Seed 003's conclusion judged on the records one view shows (``standing``: one configuration, one machine),
+    with the statuses ``claims.verdict`` gives for ``SEED003_CLAIMS`` on exactly those records, so the page never
+    disagrees with the Claims table; the numbers in the words come from the records."""
+    from rnnlab.engine import api
+
+    recs, s_rec, d_rec = _seed003_pair(records)
+    judged = tuple((cid, words, claims.verdict(cid, recs)) for cid, words in SEED003_CLAIMS)
+    status = conclusion([v.status for _, _, v in judged])
+    c = seeds.SEED_003_FIGURES
+    seed_line = (
+        f"Seed 003's claim (its own log, TF 1.x Estimator on a 2017 GPU): {c['conclusion']} -- static "
+        f"{c['static']['steps_per_s']:.1f} vs dynamic {c['dynamic']['steps_per_s']:.1f} steps/s once warm "
+        f"({c['static']['steps_per_s'] / c['dynamic']['steps_per_s']:.1f}x), after a slow first 100 steps "
+        f"({c['static']['first_interval_steps_per_s']:.2f} vs {c['dynamic']['first_interval_steps_per_s']:.2f} "
+        "steps/s).")
+    table_line = ("The Claims table judges the same records: " + "; ".join(
+        f"\u201c{words}\u201d {v.status}" for _, words, v in judged)
+        + f" (a difference counts from {fmt.fmt_percent(rules.MARGIN)}).")
+    ok = {v: r for v, r in (("static", s_rec), ("dynamic", d_rec))
+          if r is not None and r.ok and "steps_per_s" in r.metrics and "build_s" in r.metrics}
+    if status in ("not measured", "not measurable here") or len(ok) < 2:
+        missing = [v for v in ("static", "dynamic") if v not in ok]
+        what = ("no measured " + " and ".join(missing) + " record" if missing else
+                "; ".join(v.measured for _, _, v in judged if v.status == status))
+        cmd = api.plan("seed003", preset="seed").command()
+        return Seed003Verdict(status, judged, f"Cannot judge seed 003's claim yet: {what} (run `{cmd}`).",
+                              (seed_line,))
+
+    s, d = ok["static"].metrics, ok["dynamic"].metrics
+    params = dict(ok["static"].params)
+    at = _at(recs)
+    tf = ok["static"].env.get("tf")
+    steady = s["steps_per_s"] / d["steps_per_s"]
+    build = s["build_s"] / d["build_s"] if d.get("build_s") else float("nan")
+    if is_seed_config(params):
+        cfg = "the seed's exact configuration"
+    else:
+        nums = [k for k, v in seeds.SEED_003.items() if isinstance(v, (int, float))]
+        smaller = all(params.get(k, v) <= v for k, v in seeds.SEED_003.items() if k in nums)
+        cfg = (f"{'a smaller configuration than' if smaller else 'another configuration than'} the seed's (units "
+               f"{params.get('units')}, batch {params.get('batch')}, {params.get('seq_len')} steps, lengths "
+               f"{params.get('lengths')})")
+    measured = (
+        f"{select.where(recs)}{f', TensorFlow {tf},' if tf else ''} with {cfg}: once warm, static "
+        f"{_v(s['steps_per_s'])} vs dynamic {_v(d['steps_per_s'])} steps/s (static/dynamic = {fmt.fmt_ratio(steady)}); "
+        f"building the graph took static {_v(s['build_s'])} s vs dynamic {_v(d['build_s'])} s "
+        f"({fmt.fmt_ratio(build)}); "
+        f"build, session, first step and first interval together: static {_v(s.get('together_s'))} s vs dynamic "
+        f"{_v(d.get('together_s'))} s.")
+
+    here = " here" if at == "here" else ""
+    run_v, build_v = judged[0][2], judged[1][2]
+    if run_v.status == "holds":
+        run_part = f"static_rnn does run faster{here} ({steady:.1f}x)"
+    elif run_v.status == "does not hold" and rules.beats(d, s, "steps_per_s", higher=True)[0]:
+        run_part = f"the opposite holds for running: dynamic_rnn is {1 / steady:.1f}x faster{here}"
+    elif run_v.status == "does not hold":
+        noise = rules.beats(s, d, "steps_per_s", higher=True)[1]
+        within = "within the noise" if noise else f"within the {fmt.fmt_percent(rules.MARGIN)} margin"
+        run_part = f"static_rnn does not run meaningfully faster{here} ({within}: {steady:.2f}x)"
+    else:
+        run_part = f"whether static_rnn runs faster depends ({run_v.why})"
+    if build_v.status == "holds":
+        build_part = f"static_rnn is slower to build, as claimed ({fmt.fmt_ratio(build)})"
+    elif build_v.status == "does not hold" and rules.beats(s, d, "build_s")[0]:
+        build_part = f"static_rnn is even faster to build ({fmt.fmt_ratio(build)})"
+    elif build_v.status == "does not hold":
+        noise = rules.beats(d, s, "build_s")[1]
+        within = "within the noise" if noise else f"within the {fmt.fmt_percent(rules.MARGIN)} margin"
+        build_part = f"static_rnn is not meaningfully slower to build ({within}: {fmt.fmt_ratio(build)})"
+    else:
+        build_part = f"whether static_rnn builds slower depends ({build_v.why})"
+    headline = f"Verdict: the conclusion {status} {at}: {run_part}, and {build_part}."
+
+    lines = [seed_line, measured, table_line]
+    if "first_interval_steps_per_s" in s and "first_interval_steps_per_s" in d:
+        fs, fd = s["first_interval_steps_per_s"], d["first_interval_steps_per_s"]
+        n = f"its first {params['interval']} steps" if params.get("interval") else "its first interval"
+        slow = rules.beats({"rate": s["steps_per_s"]}, {"rate": fs}, "rate", higher=True)[0]
+        lines.append(
+            (f"The seed's slow start of static_rnn does show {at}: {_v(fs)} steps/s over {n} "
+             f"against {_v(s['steps_per_s'])} after" if slow else
+             f"static_rnn shows no slow start {at}: {_v(fs)} steps/s over {n} against "
+             f"{_v(s['steps_per_s'])} after")
+            + f" (dynamic_rnn: {_v(fd)} then {_v(d['steps_per_s'])}).")
+    t = int(params.get("seq_len") or s.get("loop_steps_max") or 0)
+    mx = int(s.get("loop_steps_max", 0)) or None
+    which_tf = f"TensorFlow {tf}" if tf else "the TensorFlow these records come from"
+    if mx is not None and "cell_steps_run" in d and "cell_steps_run" in s:
+        lines.append(
+            f"Why: every sequence is padded to {t} steps but no row is longer than {mx}. In {which_tf}, "
+            f"dynamic_rnn's while_loop stops at max(sequence_length) = {mx} (measured: {int(d['cell_steps_run'])} "
+            f"cell steps ran per forward pass), and static_rnn builds all {t} steps but a cond skips every step "
+            f"past the longest row (measured: {int(s['cell_steps_run'])} cell steps ran). Both compute about the "
+            f"same {mx} steps; the padding is not computed by either. What separates them is overhead: static_rnn "
+            f"still evaluates a cond at each of the {max(t - mx, 0)} skipped steps (and again in the gradient), "
+            f"dynamic_rnn pays one while_loop iteration per real step; and the {t}-step static graph costs its "
+            f"{int(s.get('graph_nodes', 0)):,} nodes in building and in the first step "
+            f"({_v(s.get('first_step_s'))} s vs {_v(d.get('first_step_s'))} s).")
+    lines.append(
+        "The seed's 2017 gap fits a dynamic_rnn whose loop ran to the padded length (every one of the 300 steps, "
+        "copying the state through past each row's end) while static_rnn already skipped past the longest row; "
+        f"the loop bound at max(sequence_length) is what {which_tf} has. Its numbers came from a GPU and an "
+        "Estimator; these are the measurements above.")
+    return Seed003Verdict(status, judged, headline, tuple(lines))
+
+
+# -- one tab's views, and the page as a Report -------------------------------------------------------------------------
+TAB_TITLES = {"varlen": "Variable lengths", "padding": "Padding strategies", "seed003": "Seed 003 reproduced"}
+CHART_TITLES = {"varlen": "Output norms per step and row",
+                "padding": "Padding strategies: throughput, padding fed, traces",
+                "seed003": "Seed 003: training steps per second"}
+
+
+@dataclass(frozen=True)
+class TabViews:
+    """What one tab shows for one configuration on one machine: its table and chart, as the page draws them and the
+    downloads and ``export`` save them."""
+    title: str
+    table: TableView
+    chart: Any  # the Altair chart the page draws (None: nothing to draw)
+    chart_view: ChartView | None  # the same chart for the exporters
+    records: tuple[Record, ...]
+
+
+def views(name: str, records: Sequence[Record]) -> TabViews:
+    """The table and chart of experiment ``name``'s tab for ``records`` (``standing``: one group)."""
+    recs = standing(records, name)
+    params = dict(recs[0].params) if recs else {}
+    cap = "; ".join(x for x in (fmt.fmt_params(params), source_note(recs)) if x)
+    if name == "varlen":
+        table, chart = checks_table(recs), heatmap_chart(recs)
+    elif name == "padding":
+        table, chart = cost_table(recs), cost_chart(recs)
+    elif name == "seed003":
+        table, chart = seed003_table(recs), seed003_chart(recs)
+        cap = table.caption
+    else:
+        raise RnnlabError(f"the Variable lengths page shows {', '.join(EXPERIMENTS)}, not {name!r}")
+    title = f"rnnlab {TAB_TITLES[name]}" + (f": {fmt.fmt_params(params)}" if params else "")
+    return TabViews(title, table, chart, chart_view(chart, CHART_TITLES[name], cap, recs), tuple(recs))
+
+
+def report(records: Iterable[Record]) -> Report:
+    """The Variable lengths page as a Report: per experiment (varlen, padding, seed003) and per comparable set of
+    ``records`` (one configuration on one machine: ``select.groups``, the headline first), the tab's table and
+    chart. What ``python -m rnnlab export --experiment varlen|padding|seed003`` writes."""
+    recs = list(records)
+    tables, charts, used = [], [], []
+    for name in EXPERIMENTS:
+        groups = ordered_groups(recs, name)
+        for g in groups:
+            v = views(name, list(g.records.values()))
+            table = v.table
+            twins = [x for x in groups if x.config == g.config]
+            if len(twins) > 1:  # one configuration from several machines: the titles say whose
+                labels = present_tables.machine_labels([next(iter(x.records.values())) for x in twins])
+                table = replace(table, title=f"{table.title} ({labels[g.machine]})")
+            tables.append(table)
+            charts += [v.chart_view] if v.chart_view is not None else []
+            used += v.records
+    if not tables:
+        raise RnnlabError("no stored records of " + ", ".join(EXPERIMENTS) + "; run one first, e.g. "
+                          + cli_command("varlen", experiment("varlen").presets["quick"],
+                                        experiment("varlen").presets["quick"]["variants"]))
+    names = list(dict.fromkeys(r.experiment for r in used))
+    return Report(title="rnnlab: variable-length sequences",
+                  subtitle=f"{', '.join(names)}: {len(tables)} table{'s' if len(tables) != 1 else ''}; "
+                           f"{source_note(used)}",
+                  tables=tuple(tables), charts=tuple(charts), provenance=provenance(used) | {"commit": commit()})
 
 
 # -- the CLI line ------------------------------------------------------------------------------------------------------
-def cli_command(experiment: str, values: Mapping[str, Any], variants: Sequence[str]) -> str:
-    """The same measurement from a terminal, as short as the presets allow."""
-    from rnnlab.experiments import get
+def cli_command(name: str, values: Mapping[str, Any], variants: Sequence[str]) -> str:
+    """The same measurement from a terminal (``Plan.command()``), as short as the presets allow: a preset whose
+    values these are, else the values that differ from the defaults."""
+    from rnnlab.engine import api
 
-    exp = get(experiment)
-    defaults = exp.params.defaults()
-    for name, preset in exp.presets.items():
-        pv = {k: v for k, v in preset.items() if k != "variants"}
+    exp = experiments.get(name)
+    full = exp.params.fill({k: v for k, v in values.items() if k != "variants"})
+    for preset, pv in exp.presets.items():
+        pv = {k: v for k, v in pv.items() if k != "variants"}
         if any(isinstance(v, (list, tuple)) for v in pv.values()):
             continue
-        if all(values.get(k, defaults.get(k)) == pv.get(k, defaults.get(k)) for k in set(values) | set(pv)):
-            want = list(preset.get("variants") or exp.default_variants)
-            extra = "" if list(variants) == want else f" --variants {','.join(variants)}"
-            return f"python -m rnnlab run {experiment} --preset {name}{extra}"
-    sets = " ".join(f"--set {k}={_text(v)}" for k, v in values.items() if v != defaults.get(k))
-    var = "" if list(variants) == list(exp.default_variants) else f" --variants {','.join(variants)}"
-    return " ".join(x for x in (f"python -m rnnlab run {experiment}", sets) if x) + var
-
-
-def _text(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and math.isfinite(v) and v.is_integer():
-        return str(int(v))
-    return str(v)
+        if exp.params.fill(pv) == full:
+            return api.plan(name, preset=preset, overrides=full, variants=variants).command()
+    return api.plan(name, overrides=full, variants=variants).command()
