@@ -24,12 +24,16 @@ def run(*, fmt: str, out: str, experiment: str | None = None, include_baseline: 
     from rnnlab.present import report  # heavy imports only when exporting
 
     store = store or Store()
-    # a page topic that is not one experiment ("claims") reads every experiment's records
-    only = experiment if experiment is None or experiment in experiments.names() else None
-    if experiment is not None and only is None and experiment not in report.TOPICS:
+    if experiment is not None and experiment not in experiments.names() and experiment not in report.TOPICS:
         raise RnnlabError(f"unknown experiment or page {experiment!r}; known: "
                           f"{', '.join(dict.fromkeys([*experiments.names(), *report.TOPICS]))}")
-    recs = baseline.combined(store, experiment=only) if include_baseline else store.records(only)
+    recs = baseline.combined(store) if include_baseline else store.records()
+    # an experiment's export is its page's report: every experiment that page shows (varlen, padding and seed003
+    # share one page); the Claims page ("claims") reads every experiment's records, knobs|precision|training their own
+    topic = report.TOPICS.get(experiment)
+    if experiment is not None and experiment != "claims":
+        shown = {experiment} if topic == "claims" else {e for e, t in report.TOPICS.items() if t == topic}
+        recs = [r for r in recs if r.experiment in shown]
     rep = report.build(recs, experiment=experiment)
     return exporters.export(rep, fmt, out)  # a str: a trailing "/" means "a folder"
 

@@ -212,6 +212,11 @@ def _png_size(png: bytes) -> tuple[int, int]:
     return struct.unpack(">II", png[16:24])
 
 
+def _clip(text: str, limit: int = 255) -> str:
+    """python-pptx refuses a core property longer than 255 characters."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class PptxExporter(Exporter):
     name = "pptx"
     suffix = ".pptx"
@@ -357,11 +362,11 @@ class PptxExporter(Exporter):
     @staticmethod
     def _properties(deck, report: Report):
         props = deck.core_properties
-        props.title = report.title[:250]
-        props.subject = " ".join(report.subtitle.split())[:250]
+        props.title = _clip(report.title)
+        props.subject = _clip(" ".join(report.subtitle.split()))
         props.author = props.last_modified_by = "rnnlab"
         props.keywords = "rnnlab; RNN unrolling; benchmark"
-        props.comments = "; ".join(provenance_lines(report.provenance))[:1000]
+        props.comments = _clip("; ".join(provenance_lines(report.provenance)))  # the full text is in the notes
         props.revision = 1
         try:
             when = datetime.strptime(report.provenance.get("exported_at", ""), "%Y-%m-%dT%H:%M:%SZ")
