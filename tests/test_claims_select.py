@@ -177,7 +177,7 @@ def test_export_claims_is_the_pages_table(tmp_path):
     store.put_many(_two_machines())
     paths = export.run(fmt="md", out=str(tmp_path / "claims.md"), experiment="claims", store=store)
     text = paths[0].read_text()
-    records = baseline.combined(store)  # what the page reads (ui.records)
+    records = select.combined(store)  # what the page reads (ui.records)
     view = CV.claims_view(CV.evaluate(records), records=records)  # what the page shows and downloads
     got = _md_table(text, view.title)
     assert got[0] == list(view.columns)

@@ -17,6 +17,7 @@ import pytest
 
 from rnnlab import experiments
 from rnnlab.core import baseline
+from rnnlab.core import format as fmt
 from rnnlab.core.record import Record
 from rnnlab.judge import findings, select
 from rnnlab.present import charts, report, tables
@@ -145,7 +146,7 @@ def test_the_gflops_rule_is_each_machines_own_matmul_rate(case):
     recs = [r for r in two_machines(case) if r.params["seq_len"] == 100]
     one = [r for r in recs if select.machine_key(r) == select.machine_key(recs[0])]
     assert charts.gflops(one).to_dict()["title"] == \
-        f"Achieved GFLOP/s vs matmul rate {tables.rate_text(select.matmul_rate(one[0]))} (dashed)"
+        f"Achieved GFLOP/s vs matmul rate {fmt.fmt_rate(select.matmul_rate(one[0]))} (dashed)"
     spec = charts.gflops(recs).to_dict()
     assert spec["title"] == "Achieved GFLOP/s vs each machine's matmul rate (dashed)"
     (rule_rows,) = [rows for unit, rows in units(spec) if unit["mark"]["type"] == "rule"]
@@ -283,7 +284,7 @@ def test_the_sidebar_and_the_gflops_chart_quote_one_matmul_rate():
     Store().meta_set(api._probe_key("CPU"), json.dumps({"matmul_gflops": 123.456}))
     env = api.known_env(Store(), "auto")  # the env a run here records
     local = [rec(v, "local", env, fwd=f, scale=1.0) for v, f in (("tf1_static", 10.0), ("tf1_dynamic", 15.0))]
-    rate = tables.rate_text(select.matmul_rate(local[0]))
+    rate = fmt.fmt_rate(select.matmul_rate(local[0]))
     assert rate == "123 GFLOP/s"
     assert rate in charts.gflops(local).to_dict()["title"]
     at = open_app()

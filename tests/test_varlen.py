@@ -10,6 +10,7 @@ import pytest  # noqa: E402
 from rnnlab.engine.context import WorkerContext  # noqa: E402
 from rnnlab.tf import numpy_ref  # noqa: E402
 from rnnlab.tf.weights import make_inputs, make_weights  # noqa: E402
+from rnnlab.tf import cudnn  # noqa: E402
 from rnnlab.tf import varlen_checks as checks, batching as padding  # noqa: E402
 
 CELLS = ("rnn", "lstm", "gru")
@@ -101,15 +102,15 @@ def test_heatmap_is_time_by_row_and_downsamples():
 
 def test_cudnn_mask_ok():
     right = checks.valid_mask([3, 1, 2], 4)
-    assert checks.cudnn_mask_ok(right)[0]
-    ok, why = checks.cudnn_mask_ok(checks.pre_padded(right))
+    assert cudnn.mask_ok(right)[0]
+    ok, why = cudnn.mask_ok(checks.pre_padded(right))
     assert not ok and "not right-padded" in why and "row 0" in why
     hole = np.array([[True, False, True, False]])
-    ok, why = checks.cudnn_mask_ok(hole)
+    ok, why = cudnn.mask_ok(hole)
     assert not ok and "masked step at 1 before a real step at 2" in why
-    ok, why = checks.cudnn_mask_ok(np.array([[True, True], [False, False]]))
+    ok, why = cudnn.mask_ok(np.array([[True, True], [False, False]]))
     assert not ok and "fully masked" in why
-    assert checks.cudnn_mask_ok(np.ones((2, 3), bool))[0]
+    assert cudnn.mask_ok(np.ones((2, 3), bool))[0]
 
 
 # -- the real implementations -------------------------------------------------------------------------------------

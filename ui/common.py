@@ -8,7 +8,7 @@ from typing import Iterator
 
 import streamlit as st
 
-from rnnlab.core import baseline
+from rnnlab.judge import select
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store, default_path
@@ -55,7 +55,7 @@ def store() -> Store:
 
 def records(experiment: str | None = None) -> list[Record]:
     """This machine's records plus bundled ones for configurations not measured here."""
-    return baseline.combined(store(), experiment=experiment)
+    return select.combined(store(), experiment=experiment)
 
 
 def table(view: TableView, *, key: str | None = None, caption: bool = True) -> None:

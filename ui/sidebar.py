@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from types import SimpleNamespace
 
 from rnnlab.core import baseline, envinfo
 from rnnlab.core.errors import RnnlabError
 from rnnlab.engine import api
 from rnnlab.judge import select
-from rnnlab.present.tables import rate_text
+from rnnlab.core.format import fmt_rate
 
 from .common import store
 
@@ -31,9 +30,8 @@ def _device_line(static: dict, s) -> tuple[str, str | None]:
     else:
         device = "CPU"
     env = api.known_env(s, "auto")
-    # select.matmul_rate reads a record's env; this is the env a run here would record
-    rate = select.matmul_rate(SimpleNamespace(env=env)) if env else None
-    return device, (f"matmul rate {rate_text(rate)} (this machine's probe)" if rate else None)
+    rate = select.matmul_rate(env) if env else None
+    return device, (f"matmul rate {fmt_rate(rate)} (this machine's probe)" if rate else None)
 
 
 def render() -> None:

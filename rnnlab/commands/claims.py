@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-from rnnlab.judge import select
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
 
@@ -29,7 +28,7 @@ def run(*, fmt: str = "table", status: str | list[str] | tuple[str, ...] | None 
         seed: str | list[str] | tuple[str, ...] | None = None, include_baseline: bool = True,
         store: Store | None = None) -> str:
     """The claims as text (``table``), a Markdown table (``md``) or a JSON document (``json``)."""
-    from rnnlab.core import baseline
+    from rnnlab.judge import select
     from rnnlab.present import claims as claim_views
     from rnnlab.judge import claims
 
@@ -45,7 +44,7 @@ def run(*, fmt: str = "table", status: str | list[str] | tuple[str, ...] | None 
     if bad:
         raise RnnlabError(f"seed {bad[0]!r} has no claims; known seeds: {', '.join(claim_views.SEEDS)}")
     store = store or Store()
-    records = baseline.combined(store) if include_baseline else store.records()
+    records = select.combined(store) if include_baseline else store.records()
     everything = claims.evaluate(records)
     results = claim_views.select(everything, seeds=seeds, statuses=statuses)
     where = (f"{len(records)} records ({select.source_note(records)})" if records else

@@ -20,14 +20,14 @@ def setup_arguments(sub) -> None:
 def run(*, fmt: str, out: str, experiment: str | None = None, include_baseline: bool = True,
         store: Store | None = None) -> list[Path]:
     from rnnlab import experiments, exporters
-    from rnnlab.core import baseline
+    from rnnlab.judge import select
     from rnnlab.present import report  # heavy imports only when exporting
 
     store = store or Store()
     if experiment is not None and experiment not in experiments.names() and experiment not in report.TOPICS:
         raise RnnlabError(f"unknown experiment or page {experiment!r}; known: "
                           f"{', '.join(dict.fromkeys([*experiments.names(), *report.TOPICS]))}")
-    recs = baseline.combined(store) if include_baseline else store.records()
+    recs = select.combined(store) if include_baseline else store.records()
     # an experiment's export is its page's report: every experiment that page shows (varlen, padding and seed003
     # share one page); the Claims page ("claims") reads every experiment's records, knobs|precision|training their own
     topic = report.TOPICS.get(experiment)

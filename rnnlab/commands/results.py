@@ -20,7 +20,7 @@ def setup_arguments(sub) -> None:
 
 def run(*, experiment: str | None = None, fmt: str = "table", include_baseline: bool = True,
         store: Store | None = None) -> str:
-    from rnnlab.core import baseline
+    from rnnlab.judge import select
     from rnnlab.present import report, tables  # altair and pandas load only when results are printed
 
     store = store or Store()
@@ -28,7 +28,7 @@ def run(*, experiment: str | None = None, fmt: str = "table", include_baseline: 
         from rnnlab import experiments
 
         experiments.get(experiment)
-    recs = baseline.combined(store, experiment=experiment) if include_baseline else store.records(experiment)
+    recs = select.combined(store, experiment=experiment) if include_baseline else store.records(experiment)
     if fmt == "json":
         return json.dumps([r.to_dict(with_transient=False) | {"source": r.source} for r in recs], indent=1)
     if not recs:

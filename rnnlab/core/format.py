@@ -117,3 +117,8 @@ def fmt_params(params: dict, names: tuple[str, ...] = ("cell", "layers", "units"
     if params.get("lengths") not in (None, "full"):
         parts.append(f"lengths {params['lengths']}")
     return ", ".join(parts)
+
+
+def fmt_rate(gflops: float) -> str:
+    """A matmul rate as the sidebar, chart titles and tables write it: "307 GFLOP/s"."""
+    return f"{gflops:,.0f} GFLOP/s"

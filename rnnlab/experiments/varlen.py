@@ -29,6 +29,7 @@ import numpy as np
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.params import Param, param_set
 from rnnlab.experiments.base import Experiment
+from rnnlab.tf import cudnn
 
 VARIANTS = ("tf1_static", "tf1_dynamic", "keras_masking", "keras_mask_arg",
             "tf1_static_nolen", "tf1_dynamic_nolen", "keras_nolen")
@@ -140,8 +141,8 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
         metrics["pad_state_change_max"] = result["state_carried"]["worst"]
 
     mask = real
-    right_ok, right_why = checks.cudnn_mask_ok(mask)
-    pre_ok, pre_why = checks.cudnn_mask_ok(checks.pre_padded(mask))
+    right_ok, right_why = cudnn.mask_ok(mask)
+    pre_ok, pre_why = cudnn.mask_ok(checks.pre_padded(mask))
     details = {
         "label": LABELS[variant],
         "implementation": res["info"],

@@ -946,7 +946,7 @@ def verdict(claim_id: str, records: Iterable[Record]) -> Verdict:
 
 
 def evaluate(records: Iterable[Record], claims: Sequence[Claim] = CLAIMS) -> list[tuple[Claim, Verdict]]:
-    """Every claim judged on the same records (typically ``baseline.combined(store)``)."""
+    """Every claim judged on the same records (typically ``select.combined(store)``)."""
     recs = select.dedupe(records)
     return [(c, c.judge(recs, c)) for c in claims]
 

@@ -56,14 +56,16 @@ def device_of(r: Record) -> str:
 
 
 # -- machines ------------------------------------------------------------------------------------------------------
-def matmul_rate(r: Record) -> float | None:
-    """The machine's float32 matmul rate in GFLOP/s, as probed once per machine (``env.matmul_gflops``).
+def matmul_rate(r: Record | Mapping[str, Any]) -> float | None:
+    """The machine's float32 matmul rate in GFLOP/s, as probed once per machine (``env.matmul_gflops``), of a record
+    or of an ``env`` block (``api.known_env``: what a run here would record).
 
     This is the rate the sidebar shows and chart titles quote; a variant's ``roofline_frac`` uses the rate its own
     worker measured right after it (``details.matmul_gflops``), under the same load.
     """
+    env = r.env if isinstance(r, Record) else r
     try:
-        v = float(r.env.get("matmul_gflops") or 0)
+        v = float(env.get("matmul_gflops") or 0)
     except (TypeError, ValueError):
         return None
     return v if v > 0 and math.isfinite(v) else None
@@ -128,6 +130,27 @@ def where(records: Sequence[Record]) -> str:
     if srcs == {"imported"}:
         return f"On {r.machine} ({device}, imported)"
     return f"On {r.machine} ({device})"
+
+
+def machine_labels(records: Sequence[Record]) -> dict[str, str]:
+    """machine_key -> a short name, unique among ``records``: "this machine", "bundled from <machine>", with the
+    TensorFlow version and matmul rate added where two machines would otherwise read the same."""
+    from rnnlab.core.format import fmt_rate
+
+    first: dict[str, Record] = {}
+    for r in records:
+        first.setdefault(machine_key(r), r)
+    labels = {k: origin(r) for k, r in first.items()}
+    if len(set(labels.values())) < len(labels):
+        for k, r in first.items():
+            rate = matmul_rate(r)
+            labels[k] = f"{origin(r)}, TF {r.env.get('tf') or '?'}" + (f", {fmt_rate(rate)}" if rate else "")
+    if len(set(labels.values())) < len(labels):
+        seen: dict[str, int] = {}
+        for k in labels:
+            n = seen[labels[k]] = seen.get(labels[k], 0) + 1
+            labels[k] += f" #{n}"
+    return labels
 
 
 def provenance(records: Sequence[Record]) -> dict[str, str]:
@@ -253,6 +276,23 @@ def series(records: Iterable[Record], x: str, *, experiment: str | None = None,
             per.setdefault(f"{r.variant}@{r.params[x]}", []).append(r)
         out.append(Group(exp, config_of(rs[0], (x,)), dev, mach, {k: best(g, here) for k, g in per.items()}))
     return out
+
+
+# -- what a page reads ---------------------------------------------------------------------------------------------
+def combined(store=None, *, experiment: str | None = None, bundled_dir=None,
+             local: Sequence[Record] | None = None) -> list[Record]:
+    """This machine's records, plus the bundled ones (``core.baseline``) of every experiment, variant and
+    configuration this machine has not measured: what pages, claims and exports read."""
+    from rnnlab.core import baseline
+    from rnnlab.core.store import Store
+
+    if local is None:
+        local = (store or Store()).records(experiment)
+    local = [r for r in local if experiment is None or r.experiment == experiment]
+    have = {(r.experiment, r.variant, config_key(r)) for r in local}
+    extra = [r for r in baseline.load(bundled_dir) if (experiment is None or r.experiment == experiment)
+             and (r.experiment, r.variant, config_key(r)) not in have]
+    return list(local) + extra
 
 
 # -- what is stored for a plan -------------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from rnnlab.core.record import Record
 from rnnlab.experiments import variant_label
 from rnnlab.judge import select
 from rnnlab.present import style
-from rnnlab.present.tables import machine_labels, rate_text
 
 _W = 520
 _PARAMS = ("cell", "seq_len", "batch", "units", "layers")
@@ -29,7 +28,7 @@ def _frame(records: Sequence[Record], metrics: Sequence[str]) -> pd.DataFrame:
     """One row per successful record: variant, its label, key params, ``metrics``; its source and machine; ``bar``:
     the variant, or "variant (machine)" when the records hold a variant from more than one machine."""
     recs = [r for r in records if r.ok]
-    labels = machine_labels(recs)
+    labels = select.machine_labels(recs)
     counts: dict[str, int] = {}
     for r in recs:
         counts[r.variant] = counts.get(r.variant, 0) + 1
@@ -114,7 +113,7 @@ def memory(records: Sequence[Record]) -> alt.Chart | None:
 def matmul_rates(records: Sequence[Record]) -> dict[str, float]:
     """machine label -> the machine's matmul rate (``select.matmul_rate``) for the successful ``records``."""
     recs = [r for r in records if r.ok]
-    labels = machine_labels(recs)
+    labels = select.machine_labels(recs)
     out: dict[str, float] = {}
     for r in recs:
         rate = select.matmul_rate(r)
@@ -133,7 +132,7 @@ def gflops(records: Sequence[Record]) -> alt.Chart | None:
                  tooltip=[alt.Tooltip("gflops:Q", format=".3g"), alt.Tooltip("roofline_frac:Q", format=".1%")])
     rates = matmul_rates(records)
     if len(rates) == 1:
-        title = f"Achieved GFLOP/s vs matmul rate {rate_text(next(iter(rates.values())))} (dashed)"
+        title = f"Achieved GFLOP/s vs matmul rate {fmt.fmt_rate(next(iter(rates.values())))} (dashed)"
     elif rates:
         title = "Achieved GFLOP/s vs each machine's matmul rate (dashed)"
     else:
@@ -153,7 +152,7 @@ def sweep(records: Sequence[Record], *, x: str = "seq_len", metric: str = "fwd_m
     through two machines' points; the variant's colour, the source as dash and point shape (legend)."""
     recs = [r for r in records if r.ok and x in r.params and r.metrics.get(metric) is not None]
     series = select.series(recs, x)
-    labels = machine_labels(recs)
+    labels = select.machine_labels(recs)
     configs = {select.config_key(g.config) for g in series}
     rows = []
     for g in series:

@@ -36,7 +36,7 @@ def config_title(exp_title: str, group: select.Group, groups: Sequence[select.Gr
     title = f"{exp_title}: {fmt_params(dict(group.config))}"
     twins = [g for g in groups if g.experiment == group.experiment and g.config == group.config]
     if len(twins) > 1:
-        labels = tables.machine_labels([next(iter(g.records.values())) for g in twins])
+        labels = select.machine_labels([next(iter(g.records.values())) for g in twins])
         title += f" ({labels[group.machine]})"
     return title
 

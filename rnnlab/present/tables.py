@@ -34,30 +34,6 @@ def ratio(rec: Record, ref: Record | None, metric: str) -> float | None:
     return a / b
 
 
-def rate_text(rate: float) -> str:
-    """A matmul rate as chart titles, tables and the sidebar write it: "307 GFLOP/s"."""
-    return f"{rate:,.0f} GFLOP/s"
-
-
-def machine_labels(records: Sequence[Record]) -> dict[str, str]:
-    """machine_key -> a short name, unique among ``records``: "this machine", "bundled from <machine>", with the
-    TensorFlow version and matmul rate added where two machines would otherwise read the same."""
-    first: dict[str, Record] = {}
-    for r in records:
-        first.setdefault(select.machine_key(r), r)
-    labels = {k: select.origin(r) for k, r in first.items()}
-    if len(set(labels.values())) < len(labels):
-        for k, r in first.items():
-            rate = select.matmul_rate(r)
-            labels[k] = f"{select.origin(r)}, TF {r.env.get('tf') or '?'}" + (f", {rate_text(rate)}" if rate else "")
-    if len(set(labels.values())) < len(labels):
-        seen: dict[str, int] = {}
-        for k in labels:
-            n = seen[labels[k]] = seen.get(labels[k], 0) + 1
-            labels[k] += f" #{n}"
-    return labels
-
-
 def _metric_order(recs: Sequence[Record]) -> list[str]:
     """The unroll metrics first (in their order), then any other metric the records hold; quartiles stay in the
     charts."""
@@ -88,7 +64,7 @@ def comparison(records: Sequence[Record], *, reference: str = "tf1_dynamic",
     ratios = [(m, lab) for m, lab in RATIO_METRICS if m in present] if refs else []
     machines = {select.machine_key(r) for r in recs}
     mixed = len(machines) > 1
-    labels = machine_labels(recs)
+    labels = select.machine_labels(recs)
     columns = ["variant", "what runs"] + (["measured on"] if mixed else []) + [fmt.label(m) for m in present] + \
               [lab.replace("ref", reference) for _, lab in ratios] + ["error"]
     rows, raw = [], []

@@ -36,9 +36,9 @@ from rnnlab.experiments import varlen as varlen_exp
 from rnnlab.judge import claims, select
 from rnnlab.judge.select import provenance, source_note
 from rnnlab.present import style
-from rnnlab.present import tables as present_tables
 from rnnlab.present.report import chart_view, commit
-from rnnlab.tf.varlen_checks import cudnn_mask_ok, pre_padded, valid_mask
+from rnnlab.tf.cudnn import mask_ok
+from rnnlab.tf.varlen_checks import pre_padded, valid_mask
 
 DASH = "–"
 EXPERIMENTS = ("varlen", "padding", "seed003")  # the page's tabs, in order
@@ -363,8 +363,8 @@ def cudnn_notes(records: Sequence[Record] = (), *, lengths: Sequence[int] | None
         right, pre = cm.get("right_padded", {}), cm.get("pre_padded", {})
     elif lengths is not None and seq_len is not None:
         mask = valid_mask(lengths, seq_len)
-        ok_r, why_r = cudnn_mask_ok(mask)
-        ok_p, why_p = cudnn_mask_ok(pre_padded(mask))
+        ok_r, why_r = mask_ok(mask)
+        ok_p, why_p = mask_ok(pre_padded(mask))
         right, pre = {"ok": ok_r, "reason": why_r}, {"ok": ok_p, "reason": why_p}
     else:
         return []
@@ -760,7 +760,7 @@ def report(records: Iterable[Record]) -> Report:
             table = v.table
             twins = [x for x in groups if x.config == g.config]
             if len(twins) > 1:  # one configuration from several machines: the titles say whose
-                labels = present_tables.machine_labels([next(iter(x.records.values())) for x in twins])
+                labels = select.machine_labels([next(iter(x.records.values())) for x in twins])
                 table = replace(table, title=f"{table.title} ({labels[g.machine]})")
             tables.append(table)
             charts += [v.chart_view] if v.chart_view is not None else []

@@ -27,7 +27,6 @@ import numpy as np
 
 from rnnlab.core.rules import ATOL
 # Keras 3's cuDNN mask rule lives with the other cuDNN rules; re-exported for the varlen callers.
-from rnnlab.tf.cudnn import mask_ok as cudnn_mask_ok  # noqa: F401
 
 ATOL_ZERO = 1e-6   # an output counts as zero below this
 ATOL_STATE = ATOL  # two states count as equal within the one float32 tolerance (same ops)
