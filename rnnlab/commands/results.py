@@ -20,6 +20,7 @@ def setup_arguments(sub) -> None:
 
 def run(*, experiment: str | None = None, fmt: str = "table", include_baseline: bool = True,
         store: Store | None = None) -> str:
+    from rnnlab.engine.api import first_run_command
     from rnnlab.judge import select
     from rnnlab.present import report, tables  # altair and pandas load only when results are printed
 
@@ -33,7 +34,7 @@ def run(*, experiment: str | None = None, fmt: str = "table", include_baseline: 
         return json.dumps([r.to_dict(with_transient=False) | {"source": r.source} for r in recs], indent=1)
     if not recs:
         raise RnnlabError("no stored records" + (f" for {experiment}" if experiment else "") +
-                          "; run one first, e.g. python -m rnnlab run unroll --preset quick")
+                          "; run one first, e.g. " + first_run_command(experiment))
     if fmt == "csv":
         rows = tables.results_rows(recs)
         buf = io.StringIO()

@@ -68,6 +68,13 @@ class Plan:
         return " ".join(["python", "-m", "rnnlab"] + [shlex.quote(w) for w in self.argv(**kw)])
 
 
+def first_run_command(experiment: str | None = None) -> str:
+    """The command a newcomer runs first: ``experiment``'s quick preset (``unroll`` when None or unknown)."""
+    name = experiment if experiment in experiments.names() else "unroll"
+    exp = experiments.get(name)
+    return plan(name, preset="quick" if "quick" in exp.presets else None, available_mb=float("inf")).command()
+
+
 def _word(v: Any) -> str:
     return ("true" if v else "false") if isinstance(v, bool) else str(v)
 

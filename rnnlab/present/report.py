@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 from typing import Sequence
 
+from rnnlab.engine.api import first_run_command
 from rnnlab.judge import select
 from rnnlab.present import charts, tables
 from rnnlab import experiments
@@ -119,7 +120,7 @@ def build(records: Sequence[Record], *, experiment: str | None = None) -> Report
     recs = [r for r in records if experiment is None or r.experiment == experiment]
     if not recs:
         raise RnnlabError("no stored records" + (f" for experiment {experiment!r}" if experiment else "") +
-                          "; run one first, e.g. python -m rnnlab run unroll --preset quick")
+                          "; run one first, e.g. " + first_run_command(experiment))
     tvs, cvs = [], []
     for name in dict.fromkeys(r.experiment for r in recs):
         t, c = experiment_views([r for r in recs if r.experiment == name])

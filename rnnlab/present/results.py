@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 from typing import Sequence
 
 import pandas as pd
@@ -87,4 +86,4 @@ def import_upload(data: bytes, *, name: str, store: Store) -> tuple[bool, str | 
 
 def first_command() -> str:
     """The first, small measurement, as the CLI runs it."""
-    return api.plan("unroll", preset="quick", available_mb=math.inf).command()
+    return api.first_run_command("unroll")

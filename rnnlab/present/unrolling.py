@@ -216,7 +216,7 @@ def report(records: Sequence[Record]) -> Report:
     recs = [r for r in records if r.experiment == "unroll"]
     if not recs:
         raise RnnlabError("no stored records for experiment 'unroll'; run one first, e.g. "
-                          + api.plan("unroll", preset="quick", available_mb=math.inf).command())
+                          + api.first_run_command("unroll"))
     groups = _ordered(select.groups(recs, experiment="unroll"))
     tvs: list[TableView] = []
     cvs: list[ChartView] = []
