@@ -1,6 +1,6 @@
 import pytest
 
-from rnnlab.engine.stats import Timing, time_once, time_steps
+from rnnlab.core.stats import Timing, time_once, time_steps
 
 
 class FakeClock:

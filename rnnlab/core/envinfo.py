@@ -100,3 +100,10 @@ def run_env(static: dict, probe: dict | None, device: str) -> dict:
 def fingerprint(env: dict) -> dict:
     """The part of the environment that decides whether a stored result may be reused."""
     return {k: env.get(k) for k in FINGERPRINT_KEYS}
+
+
+def available_mb() -> float:
+    """Memory this machine has free now, MB (the run's memory limit and the size checks use it)."""
+    import psutil
+
+    return psutil.virtual_memory().available / 2**20

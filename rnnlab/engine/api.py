@@ -235,7 +235,7 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
     total = p.n_tasks
     out: list[Record] = []
     index = 0
-    limit = mem_limit_mb if mem_limit_mb is not None else _runner.available_mb() * 0.9
+    limit = mem_limit_mb if mem_limit_mb is not None else envinfo.available_mb() * 0.9
     for pi, point in enumerate(p.points):
         run_env = env or environment(point.get("device", "auto"), store=store, launcher=launcher)
         params = dict(point)

@@ -123,12 +123,6 @@ def launch_subprocess(task: dict) -> Worker:
     return SubprocessWorker(task)
 
 
-def available_mb() -> float:
-    import psutil
-
-    return psutil.virtual_memory().available / 2**20
-
-
 def run_task(task: dict, *, launcher: Callable[[dict], Worker] = launch_subprocess, timeout_s: float,
              mem_limit_mb: float | None, on_phase: Callable[[str], None] = lambda p: None,
              cancel: threading.Event | None = None, clock: Callable[[], float] = time.monotonic,

@@ -29,7 +29,7 @@ def estimate_mb(p: dict) -> float:
 
 def check(p: dict, variants: tuple, *, available_mb: float | None = None) -> None:
     if available_mb is None:
-        from rnnlab.engine.runner import available_mb as avail
+        from rnnlab.core.envinfo import available_mb as avail
 
         available_mb = avail()
     need = estimate_mb(p)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from rnnlab.core.errors import VariantUnsupported
-from rnnlab.engine.stats import time_once, time_steps
+from rnnlab.core.stats import time_once, time_steps
 from rnnlab.tf.variants import VARIANTS, XLA_VARIANTS, split_xla
 from rnnlab.tf.flops import forward_flops
 from rnnlab.tf.numpy_ref import as_outputs, forward as ref_forward
