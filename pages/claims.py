@@ -176,8 +176,8 @@ def experiment_section(name: str) -> None:
     st.caption(exp.summary)
     tested = [(c, v) for c, v in results if c.experiment == name]
     if tested:
-        st.markdown("Claims tested here:\n" + "\n".join(f"- {ICON[v.status]} **{v.status}**: {ui.md_escape(c.text)}"
-                                                         for c, v in tested))
+        st.markdown("Claims this experiment tests:\n"
+                    + "\n".join(f"- {ICON[v.status]} **{v.status}**: {ui.md_escape(c.text)}" for c, v in tested))
     run_buttons(name)
     slots[name] = st.container()
     configs = CV.configurations(records, name, seed_preset=exp.presets.get("seed"))
@@ -206,9 +206,9 @@ def experiment_section(name: str) -> None:
         chart = CV.precision_chart(cfg)
         if chart is not None:
             st.altair_chart(chart)
-        notes = CV.precision_notes(cfg)
+        notes = CV.precision_notes(cfg)  # composed from the records' numbers, with whose machine measured them
         if notes:
-            st.markdown(f"**What each dtype does on the {cfg.device} that measured it** (the worker's own check):\n"
+            st.markdown(f"**What each dtype does.** {ui.md_escape(CV.precision_notes_intro(cfg))}\n"
                         + "\n".join(f"- `{v}`: {ui.md_escape(t)}" for v, t in notes))
     else:
         st.markdown(ui.md_escape(CV.training_summary(cfg)))

@@ -19,6 +19,18 @@ def params(exp, **kw):
     return experiments.get(exp).params.fill(kw)
 
 
+def as_record(exp, variant, p, out, source="local"):
+    """A worker's output as the store would hold it (for the words ``rnnlab.present.claims`` writes over it)."""
+    from rnnlab.core.record import Record
+
+    return Record(key="0" * 64, experiment=exp, variant=variant, params=p, metrics=out.get("metrics", {}),
+                  env={"device": "CPU", "machine": "Test CPU, 2 cores"}, created_at="2024-01-01T00:00:00Z",
+                  details=out.get("details", {}), source=source)
+
+
+PROSE = ("dtype_note", "policy_finding", "note")  # sentences a worker once stored: the page composes its own
+
+
 # -- knobs -------------------------------------------------------------------------------------------------------
 
 def test_knobs_registered_and_planned():
@@ -72,11 +84,13 @@ def test_knobs_static_first_n():
 
 def test_precision_keras_and_tf1_cast():
     from rnnlab.experiments import precision
+    from rnnlab.present.claims import dtype_note
 
     p = params("precision", **{**TINY, "cell": "lstm", "layers": 1})
     f32 = precision.run_variant(p, "keras_float32", WorkerContext())
     assert f32["metrics"]["ref_abs_diff"] < 1e-5 and f32["metrics"]["matmul_vs_float32"] == pytest.approx(1.0)
-    assert "native" in f32["details"]["dtype_note"]
+    assert "native" in dtype_note(as_record("precision", "keras_float32", p, f32))
+    assert not set(PROSE) & set(f32["details"])  # numbers and facts only
     for v in ("keras_bfloat16", "tf1_dynamic_mixed_float16", "tf1_dynamic_bfloat16"):
         out = precision.run_variant(p, v, WorkerContext())
         m = out["metrics"]
@@ -85,8 +99,10 @@ def test_precision_keras_and_tf1_cast():
         assert 1e-5 < m["ref_abs_diff"] < 0.1
         assert m["train_ms"] > 0 and m["matmul_gflops"] > 0
         assert m["fwd_vs_float32"] == pytest.approx(m["fwd_ms"] / m["fwd_ms_float32"])
-        assert f"{precision.split(v)[0]} in {precision.split(v)[1]}" in out["details"]["dtype_note"]
-        assert out["details"]["dtype_note"] and out["details"]["compute_dtype"] in ("float16", "bfloat16")
+        note = dtype_note(as_record("precision", v, p, out))
+        assert f"{precision.split(v)[0]} in {precision.split(v)[1]}" in note
+        assert out["details"]["compute_dtype"] in ("float16", "bfloat16") and "dtype_note" not in out["details"]
+        assert isinstance(out["details"]["cpu_flags_checked"], list) and "cpu_flags_read" in out["details"]
     assert precision.split("keras_cell_mixed_float16") == ("keras_cell", "mixed_float16")
 
 
@@ -94,24 +110,38 @@ def test_precision_policy_is_ignored_by_dynamic_rnn():
     import tensorflow as tf
 
     from rnnlab.experiments import precision
+    from rnnlab.present.claims import dtype_note
 
     p = params("precision", **{**TINY, "cell": "gru", "layers": 1})
     out = precision.run_variant(p, "tf1_dynamic_policy", WorkerContext())
     m, d = out["metrics"], out["details"]
     assert m["policy_runs"] == 1.0
     assert m["policy_float16_matmuls"] == 0 and m["policy_float32_matmuls"] > 0
-    assert d["policy_output_dtype"] == "float32" and "ignored" in d["policy_finding"]
+    assert d["policy_output_dtype"] == "float32" and not set(PROSE) & set(d)
+    assert "ignored" in dtype_note(as_record("precision", "tf1_dynamic_policy", p, out))
     assert m["ref_abs_diff"] < 1e-5
     assert tf.keras.mixed_precision.global_policy().name == "float32"  # restored
 
 
 def test_dtype_note_says_slow():
-    from rnnlab.experiments.precision import dtype_note
+    from rnnlab.present.claims import dtype_note
 
-    assert "SLOW" in dtype_note("bfloat16", "CPU", 0.2, set())
-    assert "FASTER" in dtype_note("bfloat16", "CPU", 2.5, {"amx_bf16"})
-    assert "avx512_bf16" in dtype_note("bfloat16", "CPU", 1.5, {"avx512_bf16"})
-    assert "GPU" in dtype_note("mixed_float16", "GPU", 4.0, set())
+    def note(variant, ratio, flags, device="CPU", source="local", **m):
+        r = as_record("precision", variant, {}, {"metrics": {"matmul_vs_float32": ratio, **m},
+                                                 "details": {"cpu_flags_checked": sorted(flags)}}, source)
+        return dtype_note(r.with_(env={**r.env, "device": device}))
+
+    assert "SLOW" in note("keras_bfloat16", 0.2, set()) and "no native bfloat16" in note("keras_bfloat16", 0.2, set())
+    assert "FASTER" in note("keras_bfloat16", 2.5, {"amx_bf16"})
+    assert "avx512_bf16" in note("keras_bfloat16", 1.5, {"avx512_bf16"})
+    assert "GPU" in note("keras_mixed_float16", 4.0, set(), device="GPU")
+    assert "keras in bfloat16 is SLOW" in note("keras_bfloat16", 0.5, set(), fwd_vs_float32=3.0)
+    # whose CPU: "this CPU" only for this machine's records
+    assert "this CPU has no native" in note("keras_bfloat16", 0.2, set())
+    bundled = note("keras_bfloat16", 0.2, set(), source="baseline") + note("tf1_dynamic_policy", 0.7, set(),
+                                                                            source="baseline", policy_runs=1.0,
+                                                                            policy_float16_matmuls=0.0)
+    assert "this CPU" not in bundled and "here" not in bundled and "the measuring CPU" in bundled
 
 
 # -- training ----------------------------------------------------------------------------------------------------
@@ -158,7 +188,7 @@ def test_training_refuses_missing_mnist(monkeypatch, tmp_path):
 
 
 def test_training_summary_is_pure_words():
-    from rnnlab.experiments.training import summarize
+    from rnnlab.present.claims import summarize
     from rnnlab.core.record import Record
 
     def r(v, acc, epoch_s, curve, **m):
@@ -170,7 +200,10 @@ def test_training_summary_is_pure_words():
             r("keras", 0.8, 0.5, [0.5, 0.8], max_abs_diff=1e-6, time_to_target_s=2.0)]
     text = summarize(same)
     assert "same test accuracy, 80.0%" in text and "identical per-epoch curves" in text
-    assert "keras in 2 s" in text and "2.0x" in text
+    assert "keras in 2.00 s" in text and "2.00x" in text  # rnnlab.core.format's numbers
     diff = [r("tf1_dynamic", 0.8, 1.0, [0.5, 0.8]), r("keras", 0.75, 0.5, [0.5, 0.75])]
     assert "ranges from 75.0% (keras) to 80.0% (tf1_dynamic)" in summarize(diff)
     assert "No training records" in summarize([])
+    assert "python -m rnnlab run training --preset quick" in summarize([])  # the command of a Plan
+    bundled = summarize([x.with_(source="baseline", env={"device": "CPU", "machine": "Xeon, 2 cores"}) for x in same])
+    assert "on the bundled results' CPU (Xeon, 2 cores)" in bundled and "this CPU" not in bundled

@@ -74,13 +74,16 @@ def full_records() -> list[Record]:
             rec("knobs", "static_first_n", fwd_ms=4.8, train_ms=20.0, peak_mem_mb=126.0, seed_code_runs=0.0,
                 final_state_vs_full=1.3, outputs_first_n_vs_full=0.0, **t,
                 details={"seed_code_error": "ValueError: Dimension must be 50 but is 100"})]
+    # details hold the prose older workers stored (as the bundled files do): the page must compose its own words
     out += [rec("precision", "keras_float32", fwd_ms=1.5, train_ms=3.3, max_abs_diff=0.0, peak_mem_mb=38.0,
-                details={"dtype_note": "float32: the native dtype on this CPU."}),
+                matmul_vs_float32=1.0, details={"dtype_note": "STORED PROSE float32", "compute_dtype": "float32"}),
             rec("precision", "keras_mixed_float16", fwd_ms=1.2, train_ms=3.0, max_abs_diff=7e-4, fwd_vs_float32=0.87,
-                peak_mem_mb=44.0, details={"dtype_note": "keras in mixed_float16 runs about as fast as float32"}),
+                matmul_vs_float32=0.7, peak_mem_mb=44.0,
+                details={"dtype_note": "STORED PROSE mixed", "compute_dtype": "float16",
+                         "cpu_flags_checked": ["avx512_fp16"]}),
             rec("precision", "tf1_dynamic_policy", fwd_ms=1.1, train_ms=2.9, max_abs_diff=1e-7, policy_runs=1.0,
-                policy_float16_matmuls=0.0, policy_float32_matmuls=1.0, peak_mem_mb=41.0,
-                details={"dtype_note": "the policy applies to Keras layers; dynamic_rnn ignored it"})]
+                policy_float16_matmuls=0.0, policy_float32_matmuls=1.0, peak_mem_mb=41.0, matmul_vs_float32=0.7,
+                details={"dtype_note": "STORED PROSE policy", "policy_finding": "STORED PROSE finding"})]
     for v, epoch in (("tf1_dynamic", 0.08), ("keras", 0.065), ("keras_eager", 2.2)):
         out.append(rec("training", v, build_s=0.4 if v != "keras_eager" else 0.0, first_epoch_s=epoch * 4,
                        epoch_s=epoch, step_ms=epoch / 44 * 1000, final_acc=0.8, best_acc=0.8, initial_acc=0.06,
@@ -174,8 +177,12 @@ def test_sections_show_knobs_precision_training_with_charts():
     assert len(at.get("vega_lite_chart")) == 4  # knobs, precision, training accuracy and time per epoch
     text = plain(" ".join(m.value for m in at.markdown))
     assert "Device: CPU" in text
-    assert "keras in mixed_float16 runs about as fast as float32" in text  # the dtype notes
-    assert "All 3 strategies end at the same test accuracy, 80.0%" in text  # training.summarize
+    assert "keras in mixed_float16 runs about as fast as float32" in text  # the dtype notes, from fwd_vs_float32
+    assert "On this CPU, each variant's worker timed" in text  # this machine's records: "this CPU"
+    assert "dynamic_rnn's TF1 cells ignored it" in text and "even though this CPU has avx512_fp16" in text
+    assert "STORED PROSE" not in text  # never the worker's stored sentences
+    assert "All 3 strategies end at the same test accuracy, 80.0%" in text  # claims.summarize
+    assert "Fastest epoch on this CPU: keras" in text
     captions = plain(" ".join(c.value for c in at.caption))
     assert "Dimension must be 50 but is 100" in captions  # the seed's own unstack line
     assert "Quick preset: stored" not in [b.label for b in at.button]  # only 3 of the quick variants are made here
@@ -326,6 +333,26 @@ def test_renders_fast_from_the_store_and_never_imports_tensorflow(tmp_path):
 
 
 # -- pure pieces -------------------------------------------------------------------------------------------------------
+def test_section_words_say_whose_machine():
+    """Bundled and imported records: the sections' sentences name the machine and never say "this CPU" or "here";
+    this machine's records may."""
+    machine = {"machine": "Xeon Bundled, 2 cores"}
+    for source, where in (("baseline", "On the bundled results' CPU (Xeon Bundled, 2 cores)"),
+                          ("imported", "On Xeon Bundled, 2 cores (CPU, imported)")):
+        recs = [r.with_(source=source, env={**r.env, **machine}) for r in full_records()]
+        words = []
+        for name in claim_views.SECTIONS:
+            cfg = claim_views.configurations(recs, name)[0]
+            words += {"knobs": lambda: claim_views.knobs_notes(cfg),
+                      "precision": lambda: [claim_views.precision_notes_intro(cfg)]
+                      + [t for _, t in claim_views.precision_notes(cfg)],
+                      "training": lambda: [claim_views.training_summary(cfg)]}[name]()
+        text = " ".join(words)
+        assert where in text, (source, text)
+        assert "the measuring CPU" in text and "STORED PROSE" not in text
+        for banned in ("this cpu", "here", "this machine", "this device"):
+            assert banned not in text.lower(), (source, banned, text)
+
 def test_settings_and_commands_parse():
     values, problems = claim_views.parse_settings({"n_steps": "2,000", "mode": "forward", "seeds": "004,000",
                                                    "status": "depends,NOT_MEASURED"})

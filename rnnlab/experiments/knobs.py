@@ -18,6 +18,9 @@ The dynamic variants and ``static_full`` are measured by ``rnnlab.tf.measure.run
 ``static_first_n`` is the same TF1 runner with its ``first_n`` hook (``rnnlab.tf.tf1.TF1Runner``), timed the
 same way. The reference for ``max_abs_diff`` is
 ``dynamic_default``; ``static_first_n`` returns no outputs to compare (its own metrics say how it differs).
+
+Records hold numbers and facts (the knob, ``what_runs``: the code measured, TensorFlow's own error text); the
+sentences the Claims page shows about them are written by ``rnnlab.present.claims`` (``knobs_notes``).
 """
 
 from __future__ import annotations
@@ -97,7 +100,7 @@ EXPERIMENT = Experiment(
     summary="Seed 000's performance tips, one knob at a time against dynamic_rnn's defaults: parallel_iterations "
             "1 / 32 / 128, swap_memory on/off, time_major on/off, and static_rnn unrolled over every step versus "
             "only the first N (the seed's tf.unstack(inputs, num=50) trick, which computes something else): "
-            "speed and peak memory on this device.",
+            "speed and peak memory of each.",
     params=PARAMS,
     variants=VARIANTS,
     worker="rnnlab.experiments.knobs:run_variant",
@@ -212,8 +215,6 @@ def _run_first_n(params: dict, ctx) -> dict:
         "seed_code_error": seed["known_time"],
         "seed_code_error_unknown_time": seed["unknown_time"],
         "what_runs": f"static_rnn(cell, tf.unstack(inputs[:, :{n}], num={n}, axis=1))",
-        "note": f"computes the RNN over the first {n} of {pb.seq_len} steps only: a different model, not a cheaper "
-                "way to compute the same one",
         "fwd_flops": forward_flops(pb.cell, pb.layers, pb.units, pb.input_dim, pb.batch, n),
         "device": ctx.device, "graph_nodes_top": top, "graph_nodes_functions": fns,
         "repeats": repeats, "warmup": warmup, **runner.details,

@@ -18,10 +18,13 @@ Variants are ``<path>_<dtype>``:
 
 Every variant gets the canonical weights and inputs of ``rnnlab.tf.weights``, so ``max_abs_diff`` (against the
 reference ``keras_float32``) is the numeric drift against float32 on identical weights and inputs; ``ref_abs_diff``
-is against the float64 NumPy reference. Each record says in ``details["dtype_note"]`` whether the dtype is fast,
-slow or unsupported on this device, backed by ``matmul_vs_float32`` (a 512 x 512 matmul in the compute dtype
-against float32) and ``fwd_vs_float32`` (the whole forward pass against the same path in float32), both measured
-in the same worker. A dtype a path cannot run is an error record whose reason says so.
+is against the float64 NumPy reference. Whether a dtype is fast, slow or unsupported on the measuring device is
+stored as numbers and facts, never as sentences: ``matmul_vs_float32`` (a 512 x 512 matmul in the compute dtype
+against float32; ``details["matmul_error"]`` when that matmul cannot run), ``fwd_vs_float32`` (the whole forward
+pass against the same path in float32), both measured in the same worker, ``details["cpu_flags_checked"]``
+(the CPU's float16 / bfloat16 flags found in /proc/cpuinfo; ``cpu_flags_read`` False: none could be read) and, for
+``tf1_dynamic_policy``, the ``policy_*`` metrics and details. ``rnnlab.present.claims`` writes the words, saying
+whose machine measured them. A dtype a path cannot run is an error record whose reason says so.
 """
 
 from __future__ import annotations
@@ -66,11 +69,11 @@ METRICS_DOC = {
                     "reference",
     "max_abs_diff": "numeric drift: max abs difference of outputs and final states against keras_float32 on the same "
                     "weights and inputs",
-    "matmul_gflops": "a 512 x 512 matmul in the variant's compute dtype on this device, best of 5, GFLOP/s",
-    "matmul_vs_float32": "that rate over float32's (below 1: this dtype's matmuls are slower than float32 here)",
+    "matmul_gflops": "a 512 x 512 matmul in the variant's compute dtype on the measuring device, best of 5, GFLOP/s",
+    "matmul_vs_float32": "that rate over float32's (below 1: this dtype's matmuls are slower than float32's)",
     "fwd_ms_float32": "mixed_float16 / bfloat16 variants: the same path's float32 forward pass, timed in the same "
                       "worker on the same weights and inputs, ms",
-    "fwd_vs_float32": "fwd_ms over fwd_ms_float32 (above 1: this dtype is slower than float32 on this path here)",
+    "fwd_vs_float32": "fwd_ms over fwd_ms_float32 (above 1: this dtype is slower than float32 on this path)",
     "policy_runs": "tf1_dynamic_policy: 1 if dynamic_rnn builds and runs under the mixed_float16 global policy",
     "policy_float16_matmuls": "tf1_dynamic_policy: MatMul ops computing in float16 in that graph (with its function "
                               "library), count",
@@ -138,35 +141,6 @@ def _matmul_rate(dtype: str, device: str, n: int = 512, repeats: int = 5) -> flo
     return 2.0 * n**3 / best / 1e9
 
 
-def dtype_note(dtype: str, device: str, ratio: float | None, flags: set[str]) -> str:
-    """Plain words: is ``dtype`` fast, slow or unsupported here (``ratio``: its matmul rate over float32's)."""
-    if dtype == "float32":
-        return f"float32: the native dtype on this {device}."
-    comp = COMPUTE[dtype]
-    rate = "" if ratio is None else f" Measured here: {comp} matmuls at {ratio:.2f}x float32's rate."
-    if device == "GPU":
-        return (f"{dtype}: computes in {comp} on the GPU; fast with Tensor Cores (NVIDIA compute capability >= 7.0 "
-                f"for float16, >= 8.0 for bfloat16).{rate}")
-    native = {"float16": ("avx512_fp16", "amx_fp16"), "bfloat16": ("avx512_bf16", "amx_bf16")}[comp]
-    has = [f for f in native if f in flags]
-    hw = (f"this CPU has {', '.join(has)}" if has else
-          f"this CPU has no native {comp} arithmetic ({' / '.join(native)} absent)")
-    if ratio is None:
-        speed = f"{dtype}: {comp} matmul could not be timed here"
-    elif ratio < 0.8:
-        speed = (f"{dtype} is SLOW here: {comp} matmuls run at {ratio:.2f}x float32's rate (converted to and from "
-                 "float32 around the arithmetic, they only add work)")
-    elif ratio < 1.2:
-        speed = f"{dtype} is about as fast as float32 at matmul here ({ratio:.2f}x float32's rate)"
-    else:
-        speed = f"{dtype} is FASTER than float32 at matmul here ({ratio:.2f}x float32's rate)"
-    where = (" mixed_float16 is made for NVIDIA GPUs with compute capability >= 7.0 (Tensor Cores)."
-             if dtype == "mixed_float16" else
-             " bfloat16 is made for CPUs with AMX / AVX512-BF16, TPUs and recent GPUs.")
-    return (f"{speed}; {hw}.{where} At RNN sizes casts and elementwise ops weigh as much as the matmuls: compare "
-            "fwd_ms / train_ms with the float32 variant.")
-
-
 def run_variant(params: dict, variant: str, ctx) -> dict:
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
     from rnnlab.core.errors import VariantUnsupported
@@ -189,9 +163,6 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
     else:
         rate_error = None
     ratio = None if rate is None else rate / f32
-    note = dtype_note("mixed_float16" if dtype == "policy" else dtype, ctx.device, ratio, flags)
-    if rate_error:
-        note += f" A plain {compute} matmul is unsupported on this device: {rate_error}."
 
     try:
         if dtype == "policy":
@@ -206,7 +177,7 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
         raise
     except Exception as e:
         line = str(e).strip().splitlines()[0][:240] if str(e).strip() else ""
-        raise VariantUnsupported(f"{dtype} is unsupported for {path} on this {ctx.device}: "
+        raise VariantUnsupported(f"{dtype} is unsupported for {path} on {ctx.device}: "
                                  f"{type(e).__name__}: {line}") from None
     m = out["metrics"]
     if rate is not None:
@@ -216,30 +187,20 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
         f32_ms = _float32_forward_ms(p, path, ctx)
         m["fwd_ms_float32"] = f32_ms
         m["fwd_vs_float32"] = m["fwd_ms"] / f32_ms
-        note = _path_note(path, dtype, m["fwd_vs_float32"], ctx.device) + " " + note
-    if dtype == "policy":
-        note = (out["details"].get("policy_finding", "") + ". The matmul rate below is what float16 would give. "
-                + note)
-    out["details"].update(dtype=dtype, path=path, compute_dtype=compute, dtype_note=note,
-                          cpu_flags_checked=sorted(f for f in flags if "bf16" in f or "fp16" in f))
+    # facts only: rnnlab.present.claims.dtype_note words them, with whose machine measured them
+    out["details"].update(dtype=dtype, path=path, compute_dtype=compute,
+                          cpu_flags_checked=sorted(f for f in flags if "bf16" in f or "fp16" in f),
+                          cpu_flags_read=bool(flags))  # False: no /proc/cpuinfo, the list above says nothing
+    if rate_error:
+        out["details"]["matmul_error"] = rate_error
     return out
-
-
-def _path_note(path: str, dtype: str, slowdown: float, device: str) -> str:
-    """Plain words on the whole forward pass of ``path`` in ``dtype`` against float32, measured in this worker."""
-    if slowdown >= 1.25:
-        return (f"{path} in {dtype} is SLOW on this {device}: its forward pass takes {slowdown:.1f}x the float32 "
-                "time of the same path.")
-    if slowdown <= 0.8:
-        return f"{path} in {dtype} is faster on this {device}: {1 / slowdown:.1f}x float32's forward speed."
-    return f"{path} in {dtype} runs about as fast as float32 on this {device} ({slowdown:.2f}x the float32 time)."
 
 
 def _float32_forward_ms(p: dict, path: str, ctx) -> float:
     """The same path's float32 forward pass, timed like ``fwd_ms`` in the same worker (weights and inputs equal)."""
     import tensorflow as tf
 
-    from rnnlab.engine.stats import time_steps
+    from rnnlab.core.stats import time_steps
     from rnnlab.tf import measure
     from rnnlab.tf.weights import Problem
 
@@ -299,11 +260,6 @@ def _run_policy(p: dict, ctx) -> dict:
             out = {"metrics": {}, "details": {}}
         out["metrics"].update(metrics)
         out["details"].update(info)
-        out["details"]["policy_finding"] = (
-            "the policy applies to Keras layers; dynamic_rnn's TF1 cells ignored it and computed in float32"
-            if metrics.get("policy_runs") and not metrics.get("policy_float16_matmuls") else
-            "dynamic_rnn computed in float16 under the policy" if metrics.get("policy_runs") else
-            "dynamic_rnn did not run under the policy")
         return out
     finally:
         mp.set_global_policy("float32")

@@ -25,6 +25,9 @@ Time: ``build_s`` is building the graphs or tracing the train step (eager: none)
 timed (evaluation excluded); the test set is evaluated before training and after every epoch. ``outputs``
 (``test_probs``: the test set's softmax after training) are compared with the reference ``tf1_dynamic`` as
 ``max_abs_diff``.
+
+Records hold numbers and facts; the sentences the Claims page writes over them are ``rnnlab.present.claims``'s
+(``summarize``).
 """
 
 from __future__ import annotations
@@ -168,46 +171,6 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
     z = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=1, keepdims=True)
-
-
-def summarize(records) -> str:
-    """Plain words over one configuration's training records (pure): do the strategies end in the same place from
-    the same seed, which is fastest per epoch and to the target accuracy."""
-    ok = [r for r in records if r.experiment == "training" and r.ok and "final_acc" in r.metrics]
-    if not ok:
-        return "No training records yet (python -m rnnlab run training --preset quick)."
-    accs = {r.variant: r.metrics["final_acc"] for r in ok}
-    curves = {r.variant: tuple(r.details.get("acc_curve") or ()) for r in ok}
-    init = {round(r.metrics.get("initial_acc", -1), 6) for r in ok}
-    lo, hi = min(accs.values()), max(accs.values())
-    lines = []
-    same_curve = len(set(curves.values())) == 1
-    if hi - lo < 1e-9:
-        lines.append(f"All {len(ok)} strategies end at the same test accuracy, {hi:.1%}"
-                     + (", with identical per-epoch curves" if same_curve else ", their per-epoch curves differing "
-                        "only by rounding") + (" from the same initial accuracy." if len(init) == 1 else "."))
-    else:
-        lines.append(f"Final test accuracy ranges from {lo:.1%} ({min(accs, key=accs.get)}) to {hi:.1%} "
-                     f"({max(accs, key=accs.get)}): the same start, different rounding along the way.")
-    diffs = {r.variant: r.metrics["max_abs_diff"] for r in ok if "max_abs_diff" in r.metrics and
-             r.variant != "tf1_dynamic"}
-    if diffs:
-        v = max(diffs, key=diffs.get)
-        lines.append(f"Test-set probabilities after training differ from tf1_dynamic's by at most {diffs[v]:.1e} "
-                     f"({v}).")
-    fast = min(ok, key=lambda r: r.metrics["epoch_s"])
-    slow = max(ok, key=lambda r: r.metrics["epoch_s"])
-    lines.append(f"Fastest epoch: {fast.variant} {fast.metrics['epoch_s']:.3g} s; slowest: {slow.variant} "
-                 f"{slow.metrics['epoch_s']:.3g} s ({slow.metrics['epoch_s'] / fast.metrics['epoch_s']:.1f}x).")
-    reached = [r for r in ok if "time_to_target_s" in r.metrics]
-    if reached:
-        best = min(reached, key=lambda r: r.metrics["time_to_target_s"])
-        lines.append(f"First to {best.params.get('target_acc', 0):.0%} test accuracy (build included): "
-                     f"{best.variant} in {best.metrics['time_to_target_s']:.3g} s; "
-                     f"{len(reached)} of {len(ok)} strategies reached it.")
-    else:
-        lines.append("No strategy reached the target accuracy.")
-    return " ".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -11,6 +11,10 @@ terminal prints, what the screen shows and what a slide holds agree. The page im
 - :func:`configurations`: one experiment's records as comparable sets (``select.groups``: one configuration, device
   and machine each; the headline first), and :func:`knobs_view` / :func:`precision_view` / :func:`training_view`
   with their charts.
+- :func:`knobs_notes`, :func:`dtype_note` / :func:`precision_notes` / :func:`precision_notes_intro` and
+  :func:`summarize` / :func:`training_summary`: the sections' sentences, composed here from the records' numbers and
+  facts (the workers store no prose for the screen), saying on whose machine they were measured
+  (``rnnlab.judge.select``: "this CPU" only for this machine's records).
 - :func:`recommendation` / :func:`recommendation_view` / :func:`measure_command`: ``rnnlab.judge.recommend`` as a
   table, and the run that makes the records it needs.
 - :func:`report`: the page as a Report (``python -m rnnlab export --experiment claims``): the claims table first,
@@ -413,8 +417,8 @@ def knobs_notes(cfg: Configuration) -> list[str]:
             out.append(f"The seed's line tf.unstack(inputs, num={n}, axis=1) on {t} steps runs.")
         if "final_state_vs_full" in m:
             out.append(f"static_first_n unrolls {n} of {t} steps: its first {n} outputs match the full run "
-                       f"(max |diff| {fmt.fmt_value(m.get('outputs_first_n_vs_full'), 'sci')}), but its final state "
-                       f"differs by up to {fmt.fmt_value(m['final_state_vs_full'], 'sci')}: it is a different model, "
+                       f"(max |diff| {fmt.fmt_diff(m.get('outputs_first_n_vs_full'))}), but its final state "
+                       f"differs by up to {fmt.fmt_diff(m['final_state_vs_full'])}: it is a different model, "
                        "not a cheaper way to compute the same one.")
     return out
 
@@ -454,12 +458,134 @@ def precision_view(cfg: Configuration) -> TableView:
                   cols, rows, raw, recs)
 
 
+# What each dtype is for, and the CPU flags that give native arithmetic in it (for the words below).
+_NATIVE = {"float16": ("avx512_fp16", "amx_fp16"), "bfloat16": ("avx512_bf16", "amx_bf16")}
+_MADE_FOR = {"mixed_float16": "mixed_float16 is made for NVIDIA GPUs with compute capability >= 7.0 (Tensor Cores).",
+             "bfloat16": "bfloat16 is made for CPUs with AMX / AVX512-BF16, TPUs and recent GPUs."}
+
+
+def _device_ref(records: Sequence[Record]) -> str:
+    """"this CPU" for this machine's records only; "the measuring CPU" for bundled and imported ones (the sentence
+    before names whose machine, ``select.where``)."""
+    dev = sel.device_of(records[0]) if records else "?"
+    dev = "device" if dev == "?" else dev
+    return f"this {dev}" if sel.is_here(records) else f"the measuring {dev}"
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def _matmul_words(comp: str, ratio: float | None, error: str | None, dev: str) -> str:
+    """The 512 x 512 matmul in ``comp`` against float32, from ``matmul_vs_float32`` (or the matmul's error)."""
+    if ratio is None:
+        return (f"A plain {comp} matmul cannot run on {dev}: {error}" if error else
+                f"A {comp} matmul was not timed")
+    r = fmt.fmt_ratio(ratio)
+    if ratio < 0.8:
+        return (f"A 512 x 512 {comp} matmul runs at {r} float32's rate: SLOW (converted to and from float32 around "
+                "the arithmetic, it only adds work)")
+    if ratio < 1.2:
+        return f"A 512 x 512 {comp} matmul runs at about float32's rate ({r})"
+    return f"A 512 x 512 {comp} matmul is FASTER than float32's ({r} the rate)"
+
+
+def _hardware_words(comp: str, device: str, details: Mapping[str, Any], dev: str) -> tuple[str, bool]:
+    """What the device offers for ``comp`` arithmetic, from the stored CPU flags ("" when they were not read), and
+    whether it has native ``comp`` arithmetic."""
+    if device == "GPU":
+        return (f"on a GPU it computes in {comp}, fast with Tensor Cores (NVIDIA compute capability >= 7.0 for "
+                "float16, >= 8.0 for bfloat16)"), False
+    flags = details.get("cpu_flags_checked")
+    if device != "CPU" or comp not in _NATIVE or not isinstance(flags, (list, tuple)) \
+            or details.get("cpu_flags_read") is False:
+        return "", False
+    has = [f for f in _NATIVE[comp] if f in flags]
+    return (f"{dev} has {', '.join(has)}" if has else
+            f"{dev} has no native {comp} arithmetic ({' / '.join(_NATIVE[comp])} absent)"), bool(has)
+
+
+def _count(n: float, noun: str) -> str:
+    return f"{fmt.fmt_value(n, 'int')} {noun}{'' if round(n) == 1 else 's'}"
+
+
+def _policy_note(r: Record, dev: str) -> str:
+    """tf1_dynamic_policy: what the global mixed_float16 policy did to dynamic_rnn (``policy_*`` metrics/details)."""
+    m, d = r.metrics, r.details
+    runs, n16, n32 = m.get("policy_runs"), m.get("policy_float16_matmuls"), m.get("policy_float32_matmuls")
+    parts = []
+    if runs == 0:
+        err = d.get("policy_error")
+        parts.append("dynamic_rnn did not run under the global mixed_float16 policy" + (f": {err}." if err else "."))
+    elif runs and not n16:
+        facts = [f"{_count(n32, 'float32 matmul')}, none in float16" if n32 is not None else "no float16 matmuls"]
+        if d.get("policy_output_dtype"):
+            facts.append(f"outputs {d['policy_output_dtype']}")
+        parts.append(f"Under the global mixed_float16 policy dynamic_rnn still computed in float32 "
+                     f"({'; '.join(facts)}): the policy applies to Keras layers, and dynamic_rnn's TF1 cells "
+                     "ignored it.")
+    elif runs:
+        parts.append(f"Under the global mixed_float16 policy dynamic_rnn computed in float16 "
+                     f"({_count(n16, 'float16 matmul')}, {fmt.fmt_value(n32, 'int')} in float32).")
+    ratio = m.get("matmul_vs_float32")
+    if ratio is not None:
+        parts.append(f"What float16 would give: a 512 x 512 float16 matmul runs at {fmt.fmt_ratio(ratio)} float32's "
+                     f"rate on {dev}.")
+    return " ".join(parts)
+
+
+def dtype_note(r: Record) -> str:
+    """Plain words on one precision record: is its dtype fast, slow or unsupported on the device that measured it,
+    and why. Composed from the record's numbers and facts (``fwd_vs_float32``, ``matmul_vs_float32``,
+    ``cpu_flags_checked``, ``policy_*``), never from prose a worker stored; "this CPU" only for this machine's
+    records (others say "the measuring CPU": :func:`precision_notes_intro` names whose machine)."""
+    from rnnlab.experiments.precision import COMPUTE
+
+    path, dtype = precision_label(r.variant)
+    m, d = r.metrics, r.details
+    dev = _device_ref([r])
+    if dtype == "policy":
+        return _policy_note(r, dev)
+    if dtype == "float32":
+        return "float32: the native dtype; the other dtypes of this path are timed against it."
+    comp = str(d.get("compute_dtype") or COMPUTE.get(dtype, dtype))
+    out = []
+    slow = m.get("fwd_vs_float32")
+    if slow is not None:
+        if slow >= 1.25:
+            out.append(f"{path} in {dtype} is SLOW: its forward pass takes {fmt.fmt_ratio(slow)} the float32 time of "
+                       "the same path.")
+        elif slow <= 0.8:
+            out.append(f"{path} in {dtype} is faster: {fmt.fmt_ratio(1 / slow)} float32's forward speed on the same "
+                       "path.")
+        else:
+            out.append(f"{path} in {dtype} runs about as fast as float32 ({fmt.fmt_ratio(slow)} the float32 time of "
+                       "the same path).")
+    device = sel.device_of(r)
+    ratio = m.get("matmul_vs_float32")
+    hw, native = _hardware_words(comp, device, d, dev)
+    sep = ", even though " if native and ratio is not None and ratio < 0.8 else "; "
+    out.append(_matmul_words(comp, ratio, d.get("matmul_error"), dev) + (f"{sep}{hw}." if hw else "."))
+    if device != "GPU" and dtype in _MADE_FOR:
+        out.append(_MADE_FOR[dtype])
+    if slow is None:
+        out.append("At RNN sizes casts and elementwise ops weigh as much as the matmuls: compare the forward and "
+                   "train step columns with the float32 row.")
+    return " ".join(out)
+
+
 def precision_notes(cfg: Configuration) -> list[tuple[str, str]]:
-    """(variant, the worker's note on its dtype: fast, slow or unsupported on this device, and why)."""
+    """(variant, :func:`dtype_note`) for every successful record, in the table's order (failures: the table's error
+    column)."""
     from rnnlab.experiments.precision import VARIANTS
 
-    return [(r.variant, str(r.details["dtype_note"])) for r in _order(cfg.records, VARIANTS)
-            if r.details.get("dtype_note")]
+    return [(r.variant, dtype_note(r)) for r in _order(cfg.records, VARIANTS) if r.ok]
+
+
+def precision_notes_intro(cfg: Configuration) -> str:
+    """The sentence before the dtype notes: whose machine measured them (``select.where``) and how."""
+    return (f"{sel.where(list(cfg.records))}, each variant's worker timed a 512 x 512 matmul in its compute dtype "
+            "against float32 and, for mixed_float16 and bfloat16, the same path's forward pass in float32:")
 
 
 def training_view(cfg: Configuration) -> TableView:
@@ -488,10 +614,55 @@ def training_view(cfg: Configuration) -> TableView:
                   f"epoch = training steps only (median after the first); {cfg.source}", cols, rows, raw, recs)
 
 
-def training_summary(cfg: Configuration) -> str:
-    """Plain words over one configuration's training records (``rnnlab.experiments.training.summarize``)."""
-    from rnnlab.experiments.training import summarize
+def summarize(records: Sequence[Record]) -> str:
+    """Plain words over one configuration's training records (pure): do the strategies end in the same place from
+    the same seed, which is fastest per epoch and to the target accuracy, and on whose machine (``select.where``)."""
+    ok = [r for r in records if r.experiment == "training" and r.ok and "final_acc" in r.metrics]
+    if not ok:
+        return f"No training records yet ({quick_command('training')})."
+    accs = {r.variant: r.metrics["final_acc"] for r in ok}
+    curves = {r.variant: tuple(r.details.get("acc_curve") or ()) for r in ok}
+    init = {round(r.metrics.get("initial_acc", -1), 6) for r in ok}
+    lo, hi = min(accs.values()), max(accs.values())
+    lines = []
+    same_curve = len(set(curves.values())) == 1
+    if hi - lo < 1e-9:
+        lines.append(f"All {len(ok)} strategies end at the same test accuracy, {fmt.fmt_value(hi, 'pct')}"
+                     + (", with identical per-epoch curves" if same_curve else ", their per-epoch curves differing "
+                        "only by rounding") + (" from the same initial accuracy." if len(init) == 1 else "."))
+    else:
+        lines.append(f"Final test accuracy ranges from {fmt.fmt_value(lo, 'pct')} ({min(accs, key=accs.get)}) to "
+                     f"{fmt.fmt_value(hi, 'pct')} ({max(accs, key=accs.get)}): the same start, different rounding "
+                     "along the way.")
+    diffs = {r.variant: r.metrics["max_abs_diff"] for r in ok if "max_abs_diff" in r.metrics and
+             r.variant != "tf1_dynamic"}
+    if diffs:
+        v = max(diffs, key=diffs.get)
+        lines.append("Test-set probabilities after training are identical to tf1_dynamic's." if diffs[v] == 0 else
+                     f"Test-set probabilities after training differ from tf1_dynamic's by at most "
+                     f"{fmt.fmt_diff(diffs[v])} ({v}).")
+    fast = min(ok, key=lambda r: r.metrics["epoch_s"])
+    slow = max(ok, key=lambda r: r.metrics["epoch_s"])
+    ratio = slow.metrics["epoch_s"] / fast.metrics["epoch_s"] if fast.metrics["epoch_s"] > 0 else None
+    lines.append(f"Fastest epoch {_lower_first(sel.where(ok))}: {fast.variant} "
+                 f"{fmt.fmt_value(fast.metrics['epoch_s'])} s; slowest: {slow.variant} "
+                 f"{fmt.fmt_value(slow.metrics['epoch_s'])} s ({fmt.fmt_ratio(ratio)}).")
+    reached = [r for r in ok if "time_to_target_s" in r.metrics]
+    if reached:
+        best = min(reached, key=lambda r: r.metrics["time_to_target_s"])
+        lines.append(f"First to {fmt.fmt_percent(best.params.get('target_acc', 0))} test accuracy (build included): "
+                     f"{best.variant} in {fmt.fmt_value(best.metrics['time_to_target_s'])} s; "
+                     f"{len(reached)} of {len(ok)} strategies reached it.")
+    else:
+        target = next((r.params["target_acc"] for r in ok if isinstance(r.params.get("target_acc"), (int, float))),
+                      None)
+        lines.append(f"No strategy reached {fmt.fmt_percent(target)} test accuracy." if target is not None else
+                     "No strategy reached the target accuracy.")
+    return " ".join(lines)
 
+
+def training_summary(cfg: Configuration) -> str:
+    """Plain words over one configuration's training records (:func:`summarize`)."""
     return summarize(cfg.records)
 
 
@@ -748,7 +919,7 @@ def quick_command(name: str) -> str:
     """The command that makes a first look at experiment ``name``: its quick preset (``Plan.command()``)."""
     from rnnlab.engine import api
 
-    return api.plan(name, preset="quick", available_mb=float("inf")).command()
+    return api.first_run_command(name)
 
 
 @dataclass(frozen=True)
