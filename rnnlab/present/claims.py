@@ -812,7 +812,7 @@ def report(records: Sequence[Record]) -> Report:
 
     Given only some of the page's own experiments' records (``export --experiment knobs`` reads the knobs records
     alone), the claims table holds the claims those experiments test and only their sections follow."""
-    from rnnlab.present.report import commit
+    from rnnlab.present.report import page_report
 
     records = list(records)
     results = evaluate(records)
@@ -827,10 +827,8 @@ def report(records: Sequence[Record]) -> Report:
         t, c = section_views(records, name)
         tvs += t
         cvs += c
-    prov = (sel.provenance(records) if records else {}) | {"commit": commit()}
     where = f"judged on {len(records)} records: {sel.source_note(records)}" if records else "no records yet"
-    return Report(title="rnnlab: the seeds' claims", subtitle=f"{summary_line(results)}; {where}",
-                  tables=tuple(tvs), charts=tuple(cvs), provenance=prov)
+    return page_report("rnnlab: the seeds' claims", f"{summary_line(results)}; {where}", records, tvs, cvs)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -657,15 +657,12 @@ def tables(records: Sequence[Record], env: Mapping[str, Any] | None = None) -> l
 
 def report(records: Sequence[Record]) -> Report:
     """The page's tables as a Report: ``python -m rnnlab export --experiment migrate``."""
-    from rnnlab.present.report import commit
+    from rnnlab.present.report import no_records, page_report
 
     recs = [r for r in records if r.experiment == EXP]
     if not recs:
-        exp = experiments.get(EXP)
-        raise RnnlabError(f"no stored records for experiment {EXP!r}; run one first, e.g. "
-                          f"{api.plan(EXP, preset='quick', variants=exp.presets['quick']['variants']).command()}")
-    prov = provenance(recs) | {"commit": commit()}
-    return Report(title="rnnlab: migrating TF1 RNN cells to Keras 3",
-                  subtitle=f"migrate on {prov['machine']} ({prov['device']}), TensorFlow {prov['tf']}; "
-                           f"{prov['source']}; exported {utc_now()}",
-                  tables=tuple(tables(recs)), charts=(), provenance=prov)
+        raise no_records(EXP)
+    prov = provenance(recs)
+    return page_report("rnnlab: migrating TF1 RNN cells to Keras 3",
+                       f"migrate on {prov['machine']} ({prov['device']}), TensorFlow {prov['tf']}; {prov['source']}; "
+                       f"exported {utc_now()}", recs, tables(recs))

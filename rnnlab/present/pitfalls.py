@@ -57,8 +57,6 @@ def family(variant: str) -> tuple[str, ...]:
 def preset_params(preset: str, cell: str) -> dict:
     """Every param of the experiment for a preset's sizes and a chosen cell (what a run at that setting records)."""
     if preset not in PRESETS:
-        from rnnlab.core.errors import RnnlabError
-
         raise RnnlabError(f"preset={preset!r}: expected one of {', '.join(PRESETS)}")
     sizes = {k: v for k, v in EXPERIMENT.presets[preset].items() if k in SIZES}
     return EXPERIMENT.params.fill({**sizes, "cell": cell})
@@ -397,14 +395,12 @@ def tables(records: Sequence[Record], env: Mapping[str, Any] | None = None) -> l
 
 def report(records: Sequence[Record]) -> Report:
     """The page's tables as a Report: ``python -m rnnlab export --experiment pitfalls``."""
-    from rnnlab.present.report import commit
+    from rnnlab.present.report import no_records, page_report
 
     recs = [r for r in records if r.experiment == EXP]
     if not recs:
-        raise RnnlabError(f"no stored records for experiment {EXP!r}; run one first, e.g. "
-                          f"{plan('quick', 'rnn', EXPERIMENT.presets['quick']['variants']).command()}")
-    prov = provenance(recs) | {"commit": commit()}
-    return Report(title="rnnlab: multi-layer and shape pitfalls, run live",
-                  subtitle=f"pitfalls on {prov['machine']} ({prov['device']}), TensorFlow {prov['tf']}; "
-                           f"{prov['source']}; exported {utc_now()}",
-                  tables=tuple(tables(recs)), charts=(), provenance=prov)
+        raise no_records(EXP)
+    prov = provenance(recs)
+    return page_report("rnnlab: multi-layer and shape pitfalls, run live",
+                       f"pitfalls on {prov['machine']} ({prov['device']}), TensorFlow {prov['tf']}; {prov['source']}; "
+                       f"exported {utc_now()}", recs, tables(recs))

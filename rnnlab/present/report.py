@@ -92,6 +92,19 @@ def experiment_views(records: Sequence[Record]) -> tuple[list[TableView], list[C
     return tvs, cvs
 
 
+def no_records(experiment: str) -> RnnlabError:
+    """The error an export or a page raises when ``experiment`` has nothing stored, with the command that fixes it."""
+    return RnnlabError(f"no stored records for experiment {experiment!r}; run one first, e.g. "
+                       f"{first_run_command(experiment)}")
+
+
+def page_report(title: str, subtitle: str, records: Sequence[Record], tables: Sequence[TableView],
+                charts: Sequence[ChartView] = ()) -> Report:
+    """A page's views as a Report, with the records' provenance and this checkout's commit."""
+    return Report(title=title, subtitle=subtitle, tables=tuple(tables), charts=tuple(charts),
+                  provenance=(select.provenance(records) if records else {}) | {"commit": commit()})
+
+
 # experiment -> the page topic whose views an export of it shows (rnnlab.present.<topic>); "claims" is the Claims page
 TOPICS = {"unroll": "unrolling", "varlen": "varlen", "padding": "varlen", "seed003": "varlen", "pitfalls": "pitfalls",
           "migrate": "migrate", "knobs": "claims", "precision": "claims", "training": "claims", "claims": "claims"}

@@ -25,7 +25,8 @@ from rnnlab.core.views import ChartView, Report, TableView
 from rnnlab.engine import api
 from rnnlab.judge import findings, select
 from rnnlab.present import charts, tables
-from rnnlab.present.report import chart_view, commit, config_title, sweep_sets
+from rnnlab.present import report as _report
+from rnnlab.present.report import chart_view, config_title, no_records, sweep_sets
 from rnnlab.tf import variants as V
 
 EXP = experiments.get("unroll")
@@ -183,10 +184,8 @@ def findings_text(shown: Sequence[Record], sweep: Sequence[Record] = ()) -> list
 def page_report(sel: Selection, table: TableView, charts_made: Sequence[ChartView],
                 sweeps_made: Sequence[ChartView]) -> Report:
     """The page's download: its table, charts and sweep charts, with the records' provenance."""
-    recs = list(sel.shown) + list(sel.sweep)
-    return Report(title=f"rnnlab {table.title}", subtitle=table.caption, tables=(table,),
-                  charts=tuple(charts_made) + tuple(sweeps_made),
-                  provenance=select.provenance(recs) | {"commit": commit()})
+    return _report.page_report(f"rnnlab {table.title}", table.caption, list(sel.shown) + list(sel.sweep), (table,),
+                               tuple(charts_made) + tuple(sweeps_made))
 
 
 # -- export --------------------------------------------------------------------------------------------------------
@@ -215,8 +214,7 @@ def report(records: Sequence[Record]) -> Report:
     first) the page's comparison table and charts, then the sweep charts (a line per variant and machine)."""
     recs = [r for r in records if r.experiment == "unroll"]
     if not recs:
-        raise RnnlabError("no stored records for experiment 'unroll'; run one first, e.g. "
-                          + api.first_run_command("unroll"))
+        raise no_records("unroll")
     groups = _ordered(select.groups(recs, experiment="unroll"))
     tvs: list[TableView] = []
     cvs: list[ChartView] = []
@@ -234,9 +232,7 @@ def report(records: Sequence[Record]) -> Report:
     for sweep in sweep_sets(recs, "seq_len"):
         cfg = describe({k: v for k, v in sweep[0].params.items() if k != "seq_len"})
         cvs += [dataclasses.replace(cv, title=f"{cv.title}: {cfg}") for _, _, cv in sweep_views(sweep, sweep[0].params)]
-    prov = select.provenance(recs) | {"commit": commit()}
     head = groups[0]
-    return Report(title="rnnlab: static vs dynamic unrolling",
-                  subtitle=f"{len(groups)} configuration{'s' if len(groups) != 1 else ''}, first "
-                           f"{describe(head.config)} ({head.note()}); exported {utc_now()}",
-                  tables=tuple(tvs), charts=tuple(cvs), provenance=prov)
+    return _report.page_report("rnnlab: static vs dynamic unrolling",
+                               f"{len(groups)} configuration{'s' if len(groups) != 1 else ''}, first "
+                               f"{describe(head.config)} ({head.note()}); exported {utc_now()}", recs, tvs, cvs)

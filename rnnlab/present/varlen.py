@@ -36,7 +36,7 @@ from rnnlab.experiments import varlen as varlen_exp
 from rnnlab.judge import claims, select
 from rnnlab.judge.select import provenance, source_note
 from rnnlab.present import style
-from rnnlab.present.report import chart_view, commit
+from rnnlab.present.report import chart_view, page_report
 from rnnlab.tf.cudnn import mask_ok
 from rnnlab.tf.varlen_checks import pre_padded, valid_mask
 
@@ -770,10 +770,9 @@ def report(records: Iterable[Record]) -> Report:
                           + cli_command("varlen", experiment("varlen").presets["quick"],
                                         experiment("varlen").presets["quick"]["variants"]))
     names = list(dict.fromkeys(r.experiment for r in used))
-    return Report(title="rnnlab: variable-length sequences",
-                  subtitle=f"{', '.join(names)}: {len(tables)} table{'s' if len(tables) != 1 else ''}; "
-                           f"{source_note(used)}",
-                  tables=tuple(tables), charts=tuple(charts), provenance=provenance(used) | {"commit": commit()})
+    return page_report("rnnlab: variable-length sequences",
+                       f"{', '.join(names)}: {len(tables)} table{'s' if len(tables) != 1 else ''}; {source_note(used)}",
+                       used, tables, charts)
 
 
 # -- the CLI line ------------------------------------------------------------------------------------------------------

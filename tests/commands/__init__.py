@@ -1,0 +1,1 @@
+"""Tests of rnnlab/commands: the command line."""

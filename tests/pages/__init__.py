@@ -1,0 +1,1 @@
+"""Tests of the app: Streamlit AppTest pages, the hosted demo, the browser."""
