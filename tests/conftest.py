@@ -10,6 +10,6 @@ import pytest  # noqa: E402
 @pytest.fixture(autouse=True)
 def _isolated_store(tmp_path_factory, monkeypatch):
     """No test touches the developer's store: each gets its own, and sees no bundled results unless it asks for
-    them (tests/test_hosted.py uses the real data/baseline)."""
+    them (tests/pages/test_hosted.py uses the real data/baseline)."""
     monkeypatch.setenv("RNNLAB_STORE", str(tmp_path_factory.mktemp("store") / "results.sqlite"))
     monkeypatch.setenv("RNNLAB_BASELINE", str(tmp_path_factory.mktemp("no-baseline")))

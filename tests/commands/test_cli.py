@@ -10,7 +10,7 @@ import pytest
 from rnnlab import experiments
 from rnnlab.cli import main
 from rnnlab.core.store import Store
-from tests.test_runner import ENV, FAKE
+from tests.engine.test_runner import ENV, FAKE
 
 
 def cli(*args, env=None):
@@ -61,6 +61,7 @@ def test_list_json_names_every_parameter_with_limits(capsys):
     assert {v["name"] for v in unroll["variants"]} >= {"tf1_static", "tf1_dynamic", "keras", "keras+xla"}
 
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_run_json_then_cached_then_results(tmp_path, monkeypatch, capsys):
     experiments._load_all()
     monkeypatch.setitem(experiments._cache, "fake", FAKE)

@@ -25,6 +25,7 @@ def fake(monkeypatch):
     return FAKE
 
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_failures_become_error_records_and_the_run_goes_on(fake, tmp_path):
     store = Store(tmp_path / "s.sqlite")
     seen = []
@@ -57,6 +58,7 @@ def test_failures_become_error_records_and_the_run_goes_on(fake, tmp_path):
     assert again[-1].metrics["max_abs_diff"] == pytest.approx(0.5)
 
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_time_limit_and_memory_limit(fake, tmp_path):
     store = Store(tmp_path / "s.sqlite")
     p = api.plan("fake", variants=["sleep"], overrides={"timeout_s": 12})
@@ -95,6 +97,7 @@ class Clock:
         return self.t
 
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_run_task_with_injected_clock_and_launcher():
     clock = Clock()
     w = FakeWorker([{"type": "phase", "phase": "build"}], clock)

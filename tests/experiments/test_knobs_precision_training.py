@@ -42,6 +42,7 @@ def test_knobs_registered_and_planned():
         api.plan("knobs", overrides={"seq_len": 10, "first_n": 20}, variants=["static_first_n"], available_mb=10_000)
 
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_knobs_dynamic_variants_carry_their_knob():
     from rnnlab.experiments import knobs
 
@@ -59,6 +60,7 @@ def test_knobs_dynamic_variants_carry_their_knob():
         assert ref["metrics"][m] > 0
 
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_knobs_static_first_n():
     from rnnlab.experiments import knobs
 
@@ -82,6 +84,7 @@ def test_knobs_static_first_n():
 
 # -- precision ---------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_precision_keras_and_tf1_cast():
     from rnnlab.experiments import precision
     from rnnlab.present.claims import dtype_note
@@ -106,6 +109,7 @@ def test_precision_keras_and_tf1_cast():
     assert precision.split("keras_cell_mixed_float16") == ("keras_cell", "mixed_float16")
 
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_precision_policy_is_ignored_by_dynamic_rnn():
     import tensorflow as tf
 
@@ -146,6 +150,7 @@ def test_dtype_note_says_slow():
 
 # -- training ----------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_training_same_start_same_path():
     from rnnlab.experiments import training
 
@@ -167,6 +172,7 @@ def test_training_same_start_same_path():
     assert "time_to_target_s" in ref["metrics"] and ref["metrics"]["epochs_to_target"] >= 1
 
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_training_eager_and_tf2_unrolled_gru():
     from rnnlab.experiments import training
 

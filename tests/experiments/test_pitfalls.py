@@ -42,7 +42,7 @@ def case(res, label):
 
 def test_module_imports_no_tensorflow():
     code = "import sys, rnnlab.experiments.pitfalls as m; assert m.PITFALLS; assert 'tensorflow' not in sys.modules"
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def test_pitfalls_table_matches_variants():
@@ -72,6 +72,7 @@ def test_run_source_names_the_offending_statement():
 
 # --- common shape of every result -------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 @pytest.mark.parametrize("variant", EXPERIMENT.variants)
 def test_every_variant_reports_and_its_fix_passes(variant):
     res = run(variant)
@@ -93,6 +94,7 @@ def test_every_variant_reports_and_its_fix_passes(variant):
 
 # --- cell sharing, TF1 -------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 @pytest.mark.parametrize("variant,cell", [("tf1_shared_dynamic", "rnn"), ("tf1_shared_dynamic", "lstm"),
                                           ("tf1_shared_dynamic", "gru"), ("tf1_shared_static", "rnn")])
 def test_tf1_shared_cell(variant, cell):
@@ -117,6 +119,7 @@ def test_tf1_shared_cell(variant, cell):
     assert eq["check_passed"] and ne["check_passed"]
 
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_tf1_shared_with_equal_params_tries_units_plus_input_dim():
     res = run("tf1_shared_dynamic", input_dim=8)  # == units
     assert res["details"]["builds"] is True
@@ -125,6 +128,7 @@ def test_tf1_shared_with_equal_params_tries_units_plus_input_dim():
 
 # --- cell sharing, Keras 3 ---------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # runs TensorFlow in this process
 @pytest.mark.parametrize("variant", ["keras_shared_sequential", "keras_shared_stacked_cells"])
 def test_keras_shared(variant):
     res = run(variant)
@@ -141,6 +145,7 @@ def test_keras_shared(variant):
 
 # --- shape mistakes ----------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # runs TensorFlow in this process
 @pytest.mark.parametrize("variant", ["shape_time_major", "shape_batch_major"])
 def test_time_major_mixups_run_silently_and_wrong(variant):
     res = run(variant)
@@ -153,6 +158,7 @@ def test_time_major_mixups_run_silently_and_wrong(variant):
     assert main["state_shapes_right"] == [[TINY["batch"], TINY["units"]]]
 
 
+@pytest.mark.slow  # runs TensorFlow in this process
 def test_2d_input():
     res = run("shape_2d_input")
     d = res["details"]
@@ -162,6 +168,7 @@ def test_2d_input():
     assert "expected ndim=2, found ndim=1" in case(res, "static_rnn given tf.unstack of the 2-D tensor")["error"]
 
 
+@pytest.mark.slow  # runs TensorFlow in this process
 def test_zero_state_for_another_batch():
     res = run("shape_zero_state_batch")
     d = res["details"]
@@ -172,6 +179,7 @@ def test_zero_state_for_another_batch():
     assert "Dimension 0 in both shapes must be equal, but are 3 and 6" in static["error"]
 
 
+@pytest.mark.slow  # runs TensorFlow in this process
 def test_state_is_tuple_confusion():
     res = run("shape_state_is_tuple", "gru")  # always an LSTM, whatever the cell param
     d = res["details"]
@@ -187,6 +195,7 @@ def test_state_is_tuple_confusion():
     assert v["error_type"] == "ValueError" and "Shape must be rank 2 but is rank 3" in v["error"]
 
 
+@pytest.mark.slow  # runs TensorFlow in this process
 def test_lstm_state_index_0_is_c():
     res = run("shape_lstm_state_order")
     m, d = res["metrics"], res["details"]
@@ -196,6 +205,7 @@ def test_lstm_state_index_0_is_c():
     assert dense["builds"] and dense["out_shape"] == [2, TINY["batch"], 3]  # silently batched over (c, h)
 
 
+@pytest.mark.slow  # runs TensorFlow in this process
 @pytest.mark.parametrize("cell,etype,fragment", [("rnn", "ValueError", "Expected state to be a tuple of length 3"),
                                                  ("lstm", "TypeError", "Python control flow")])
 def test_initial_state_for_a_stack(cell, etype, fragment):
@@ -206,6 +216,7 @@ def test_initial_state_for_a_stack(cell, etype, fragment):
     assert "Dimensions must be equal" in case(res, "3 layer states of the wrong width")["error"]
 
 
+@pytest.mark.slow  # runs TensorFlow in this process
 def test_sequence_length_wrong_length():
     res = run("shape_seq_len_wrong")
     d = res["details"]
@@ -216,6 +227,7 @@ def test_sequence_length_wrong_length():
     assert "must be a vector of length batch_size" in case(res, "a [1, batch] matrix instead of a vector")["error"]
 
 
+@pytest.mark.slow  # runs TensorFlow in this process
 def test_sequence_length_float_is_truncated():
     res = run("shape_seq_len_dtype")
     m, d = res["metrics"], res["details"]

@@ -118,6 +118,7 @@ def _ok(res):
     return [res[k]["ok"] for k in ("outputs_zero", "state_carried", "final_state")]
 
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 @pytest.mark.parametrize("cell", CELLS)
 def test_tf1_and_keras_with_lengths_pass_and_without_fail(cell):
     from rnnlab.tf import varlen_models as models
@@ -200,6 +201,7 @@ def _run(exp_module, preset="quick", variants=None, **over):
     return exp, params, out
 
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_varlen_quick_preset():
     import json
 
@@ -233,6 +235,7 @@ def test_varlen_observes_a_subset_of_long_sequences():
     assert observed_steps([5, 1], 6) == list(range(6))
 
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_padding_quick_preset():
     _, params, res = _run("padding")
     m = {v: r["metrics"] for v, r in res.items()}
@@ -248,6 +251,7 @@ def test_padding_quick_preset():
         assert r["real_steps"] == m["pad_global"]["real_steps"]
 
 
+@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_seed003_quick_preset_and_verdict():
     from rnnlab.core.record import Record
     from rnnlab.experiments.seeds import SEED_003_FIGURES
@@ -341,5 +345,5 @@ def test_declaring_the_experiments_imports_no_tensorflow():
             "    assert set(e.presets) == {'quick', 'seed', 'full'} and e.metrics_doc\n"
             "import rnnlab.tf.varlen_checks, rnnlab.tf.batching, rnnlab.tf.varlen_models\n"
             "assert 'tensorflow' not in sys.modules\n")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     subprocess.run([sys.executable, "-c", code], check=True, cwd=root)

@@ -227,7 +227,7 @@ def here_words(text: str) -> list[str]:
 
 @pytest.fixture
 def bundled_only(monkeypatch):
-    monkeypatch.delenv("RNNLAB_BASELINE")  # the real data/baseline, an empty store (as tests/test_hosted.py)
+    monkeypatch.delenv("RNNLAB_BASELINE")  # the real data/baseline, an empty store (as tests/pages/test_hosted.py)
     recs = baseline.load()
     assert recs and {r.source for r in recs} == {"baseline"}
     return recs

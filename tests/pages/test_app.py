@@ -27,7 +27,9 @@ from rnnlab.core.store import Store
 from rnnlab.tf.variants import BASE_VARIANTS
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
+
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
 EXP = experiments.get("unroll")
 SEED = {k: v for k, v in EXP.presets["seed"].items() if k != "variants"}

@@ -16,9 +16,10 @@ import pytest
 
 from tests.browser_util import CHROMIUM, chromium_page, open_page, screenshot, streamlit_server, wait_idle
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() or shutil.which("chromium") is None and
+pytestmark = [pytest.mark.slow,  # Streamlit pages, a browser or TensorFlow
+              pytest.mark.skipif(not Path(CHROMIUM).exists() or shutil.which("chromium") is None and
                                 not Path(CHROMIUM).exists(),
-                                reason=f"{CHROMIUM} is missing: install Debian's chromium to run the browser tests")
+                                reason=f"{CHROMIUM} is missing: install Debian's chromium to run the browser tests")]
 
 TINY = {"cell": "rnn", "layers": "1", "units": "4", "batch": "2", "seq_len": "5", "input_dim": "3", "repeats": "3",
         "warmup": "1", "variants": "tf1_static,tf1_dynamic", "ref": "tf1_dynamic"}

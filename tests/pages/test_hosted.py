@@ -11,8 +11,10 @@ import pytest
 from rnnlab.engine import api
 from rnnlab.core import baseline
 from rnnlab.core.store import Store
-from tests.test_app import app, no_errors, plain
+from tests.pages.test_app import app, no_errors, plain
 from ui import nav
+
+pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
 
 PAGES = [p.file for p in nav.existing()]
 

@@ -31,7 +31,9 @@ from rnnlab.core.record import Record, make_key, utc_now
 from rnnlab.core.store import Store
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
+
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
 PAGE = "pages/claims.py"
 CPU_SPEED = claims.BY_ID["s000_cpu_speed"]
@@ -286,7 +288,7 @@ def test_downloads_render_md_csv_pptx():
 def test_export_claims_writes_the_pages_table(tmp_path):
     """``python -m rnnlab export --experiment claims --format md``: the claims table cell by cell as the page shows
     it (the page's frame drops the why and command columns and names the experiment under "tested by")."""
-    from tests.test_claims_select import _md_table
+    from tests.judge.test_claims_select import _md_table
     from rnnlab.commands import export
 
     Store().put_many(full_records())

@@ -38,9 +38,10 @@ from rnnlab.core.record import Record, make_key, utc_now  # noqa: E402
 from rnnlab.core.store import Store  # noqa: E402
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: E402,F401
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")
+pytestmark = [pytest.mark.slow,  # Streamlit pages, a browser or TensorFlow
+              pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
 PIT, MIG = "pages/pitfalls.py", "pages/migrate.py"
 QUICK_PIT = PV.preset_params("quick", "rnn")

@@ -30,7 +30,9 @@ from rnnlab.judge import claims
 from rnnlab.present import varlen as vv
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
 
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
+
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
 PAGE = "pages/varlen.py"
 TAB_OF = {"varlen": "semantics", "padding": "cost", "seed003": "seed003"}

@@ -21,6 +21,8 @@ import pytest  # noqa: E402
 from rnnlab.core.errors import RnnlabError  # noqa: E402
 from rnnlab.tf import convert as cv  # noqa: E402
 
+pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
+
 TOL = 1e-5
 BATCH, T, IN, UNITS = 4, 6, 3, 5
 LENGTHS = [6, 3, 1, 5]

@@ -24,6 +24,8 @@ from rnnlab.tf.measure import METRICS, run_variant  # noqa: E402
 from rnnlab.tf.numpy_ref import as_outputs, forward  # noqa: E402
 from rnnlab.tf.weights import Problem  # noqa: E402
 
+pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
+
 TOL = 1e-5
 SIZES = dict(batch=3, seq_len=5, units=4, input_dim=3, repeats=2, warmup=0)
 XLA_FORMS = tuple(v + "+xla" for v in XLA_VARIANTS)
