@@ -2,6 +2,8 @@
 
 Schema history (bump ``SCHEMA`` and add an ``_upgrade_to_N`` step when the format changes):
   1 -- DESIGN.md's record, plus ``details`` (non-numeric facts: kernel that ran, captured errors, small arrays).
+  2 -- ``rounds``: each round's metrics (a round is one fresh worker); ``metrics`` then holds the median of the
+       rounds. A schema-1 record reads as one round (``rounds`` empty, ``round_metrics`` == ``(metrics,)``).
 
 Records are immutable. ``from_dict`` validates everything it reads and refuses what it cannot read with an
 ``RnnlabError`` that says what is wrong; it never evaluates or unpickles anything.
@@ -18,7 +20,7 @@ from typing import Any, Mapping
 
 from rnnlab.core.errors import RnnlabError
 
-SCHEMA = 1
+SCHEMA = 2
 
 # Metrics of DESIGN.md's record (experiments may add their own; see each Experiment.metrics_doc).
 CORE_METRICS = ("build_s", "graph_nodes", "first_call_s", "fwd_ms", "fwd_ms_p25", "fwd_ms_p75", "train_ms",
@@ -53,11 +55,18 @@ class Record:
     schema: int = SCHEMA
     cached: bool = False  # served from the store in this call; not stored
     source: str = "local"  # "local" (this machine's store), "baseline" (bundled), "imported"
+    rounds: tuple[Mapping[str, float], ...] = ()  # each round's metrics; () for a one-round (schema 1) record
+
+    @property
+    def round_metrics(self) -> tuple[Mapping[str, float], ...]:
+        """The metrics of every round: ``rounds``, or ``(metrics,)`` for a one-round record."""
+        return tuple(self.rounds) if self.rounds else (self.metrics,)
 
     def to_dict(self, *, with_transient: bool = True) -> dict[str, Any]:
         d = {"schema": self.schema, "key": self.key, "experiment": self.experiment, "variant": self.variant,
              "params": dict(self.params), "metrics": dict(self.metrics), "env": dict(self.env),
-             "created_at": self.created_at, "error": self.error, "details": dict(self.details)}
+             "created_at": self.created_at, "error": self.error, "details": dict(self.details),
+             "rounds": [dict(r) for r in self.rounds]}
         if with_transient:
             d["cached"] = self.cached
             d["source"] = self.source
@@ -93,11 +102,11 @@ class Record:
                 raise RnnlabError(f"{where}: field {k!r} must be an object")
         if d["error"] is not None and not isinstance(d["error"], str):
             raise RnnlabError(f"{where}: field 'error' must be null or a string")
-        metrics = {}
-        for name, v in d["metrics"].items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise RnnlabError(f"{where}: metric {name!r} must be a finite number, got {v!r}")
-            metrics[str(name)] = float(v)
+        metrics = _numbers(d["metrics"], f"{where}: metric")
+        rounds = d.get("rounds") or []
+        if not isinstance(rounds, list) or not all(isinstance(r, dict) for r in rounds):
+            raise RnnlabError(f"{where}: field 'rounds' must be a list of objects")
+        rounds = tuple(_numbers(r, f"{where}: round {i + 1}'s metric") for i, r in enumerate(rounds))
         details = d.get("details") or {}
         if not isinstance(details, dict):
             raise RnnlabError(f"{where}: field 'details' must be an object")
@@ -109,7 +118,16 @@ class Record:
         return cls(key=d["key"], experiment=d["experiment"], variant=d["variant"], params=dict(d["params"]),
                    metrics=metrics, env=dict(d["env"]), created_at=d["created_at"], error=d["error"],
                    details=dict(details), schema=SCHEMA, cached=bool(d.get("cached", False)),
-                   source=source if source in ("local", "baseline", "imported") else "local")
+                   source=source if source in ("local", "baseline", "imported") else "local", rounds=rounds)
+
+
+def _numbers(values: dict, what: str) -> dict[str, float]:
+    out = {}
+    for name, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise RnnlabError(f"{what} {name!r} must be a finite number, got {v!r}")
+        out[str(name)] = float(v)
+    return out
 
 
 def upgrade(d: dict, *, where: str = "record") -> dict:
@@ -122,8 +140,14 @@ def upgrade(d: dict, *, where: str = "record") -> dict:
                           " upgrade rnnlab to read it")
     if v < 1:
         raise RnnlabError(f"{where}: unknown record schema {v}")
-    # No older schemas yet: the first upgrade step goes here as ``if v == 1: d = _upgrade_to_2(d)``.
+    if v == 1:
+        d = _upgrade_to_2(d)
     return d
+
+
+def _upgrade_to_2(d: dict) -> dict:
+    """Schema 1 -> 2: one round, so no ``rounds`` list (``Record.round_metrics`` is ``(metrics,)``)."""
+    return {**d, "schema": 2, "rounds": []}
 
 
 def parse_records(text: str, *, name: str = "file") -> list[Record]:

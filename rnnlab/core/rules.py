@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
-STATUSES = ("holds", "does not hold", "depends", "not measured", "not measurable here")
+STATUSES = ("holds", "does not hold", "depends", "too noisy to call", "not measured", "not measurable here")
 MARGIN = 0.10  # a speed or memory difference below 10% is not a difference
+NOISE = 0.10  # rounds that disagree by more than 10% of their median: the figure is flagged as noisy
 ATOL = 1e-5  # float32 against a float64 reference or a converted model: "computes the same"
 
 
@@ -54,6 +55,35 @@ def beats(win: Mapping[str, float], lose: Mapping[str, float], metric: str, at_l
     ok = (g >= at_least and w75 < l25) if at_least > 0 else (g >= at_least or overlap)
     note = " (quartiles overlap: within the noise)" if overlap and abs(g) >= MARGIN else ""
     return ok, note
+
+
+def call(interval, at_least: float = MARGIN) -> str:
+    """Judge "A saves at least ``at_least`` of B" from the interval of A/B (``core.stats.Interval``):
+    "holds" when the whole interval clears it, "does not hold" when none of it does, else "too noisy to call"."""
+    bound = 1.0 - at_least
+    if interval.hi <= bound:
+        return "holds"
+    if interval.lo > bound:
+        return "does not hold"
+    return "too noisy to call"
+
+
+def noisy(spread: float | None) -> bool:
+    """Rounds whose spread ((max - min) / median) exceeds ``NOISE``."""
+    return spread is not None and spread > NOISE
+
+
+def impossible(metrics: Mapping[str, float]) -> list[str]:
+    """What cannot be true of one record's metrics: a training step (forward + backward + update) faster than its
+    forward step, a roofline fraction above 1. Each a sentence; an empty list when all is plausible."""
+    out = []
+    fwd, train = metrics.get("fwd_ms"), metrics.get("train_ms")
+    if fwd is not None and train is not None and train < fwd:
+        out.append(f"the training step ({train:.3g} ms) is faster than the forward step ({fwd:.3g} ms)")
+    roof = metrics.get("roofline_frac")
+    if roof is not None and roof > 1:
+        out.append(f"{roof:.2f} of the matmul rate (above 1: the rate or the time is wrong)")
+    return out
 
 
 def aggregate(outcomes: Sequence[bool]) -> str:

@@ -49,3 +49,65 @@ def time_steps(fn: Callable[[], object], repeats: int, warmup: int,
         fn()
         samples.append((clock() - t0) * 1000.0)
     return Timing.of(samples)
+
+
+# -- rounds --------------------------------------------------------------------------------------------------------
+# A measurement is R rounds, each a fresh worker process; a record keeps every round's metrics. The headline figure
+# is the median of the rounds; the spread is across rounds, beside the within-window quartiles of each round.
+
+def combine_rounds(rounds: list[dict[str, float]]) -> dict[str, float]:
+    """The record's metrics from its rounds: per metric, the median over the rounds that have it."""
+    names = dict.fromkeys(k for r in rounds for k in r)
+    return {k: float(statistics.median([r[k] for r in rounds if k in r])) for k in names}
+
+
+def round_values(rounds, metric: str) -> list[float]:
+    """``metric`` in each round that has it (``rounds``: a record's ``round_metrics``)."""
+    return [float(r[metric]) for r in rounds if metric in r]
+
+
+def spread(values: list[float]) -> float | None:
+    """How much the rounds disagree: (max - min) / median (None with fewer than two values or a zero median)."""
+    if len(values) < 2:
+        return None
+    mid = statistics.median(values)
+    return (max(values) - min(values)) / mid if mid else None
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A ratio A/B with its interval: ``lo <= mid <= hi``. ``how`` says where the interval came from:
+    "rounds" (the per-round ratios, rounds paired by index: both ran in the same round), "quartiles" (one round:
+    the timed steps' quartiles), or "none" (no spread known: lo == mid == hi)."""
+
+    lo: float
+    mid: float
+    hi: float
+    how: str
+    n: int  # rounds (or 1)
+
+    @property
+    def known(self) -> bool:
+        return self.how != "none"
+
+
+def ratio_interval(a_rounds, b_rounds, metric: str) -> Interval | None:
+    """A/B of ``metric`` with an interval, from two records' ``round_metrics``.
+
+    With two rounds or more on both sides: the median and range of the per-round ratios (round i of A against
+    round i of B; the order of variants rotates between rounds, so each pair ran under the same conditions).
+    With one round: the quartiles of the timed steps, ``A.p25 / B.p75`` .. ``A.p75 / B.p25``, when both have them.
+    """
+    pairs = [(a[metric], b[metric]) for a, b in zip(a_rounds, b_rounds) if metric in a and metric in b
+             and a[metric] > 0 and b[metric] > 0]
+    if not pairs:
+        return None
+    if len(pairs) >= 2:
+        ratios = [x / y for x, y in pairs]
+        return Interval(min(ratios), float(statistics.median(ratios)), max(ratios), "rounds", len(ratios))
+    (x, y), a, b = pairs[0], a_rounds[0], b_rounds[0]
+    q = [m.get(f"{metric}_{k}") for m in (a, b) for k in ("p25", "p75")]
+    if None not in q and q[2] > 0 and q[3] > 0:
+        a25, a75, b25, b75 = q
+        return Interval(min(a25 / b75, x / y), x / y, max(a75 / b25, x / y), "quartiles", 1)
+    return Interval(x / y, x / y, x / y, "none", 1)
