@@ -8,7 +8,7 @@ import sys
 
 from rnnlab.core.errors import RnnlabError
 
-COMMANDS = ("env", "list_", "run", "results", "export", "import_", "convert", "claims")
+COMMANDS = ("env", "list_", "run", "results", "export", "import_", "convert", "claims", "bench_stability")
 
 
 class _Parser(argparse.ArgumentParser):

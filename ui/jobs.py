@@ -68,10 +68,16 @@ def describe(job: Job) -> str:
     """"2/7 static_rnn (TF1, unrolled graph): build, 12.3 s" (with the sweep point when there are several)."""
     pr = job.progress
     elapsed = fmt_seconds(job.elapsed())
+    note = job.note
+    if note:  # a run-wide phase: the first run on a machine measures its matmul rate
+        return f"{note}; {elapsed} elapsed"
     if pr is None:  # before the first variant: the first run on a machine also measures its matmul rate
         return f"preparing (a first run here also measures this machine's matmul rate), {elapsed}"
     point = f"point {pr.point + 1}/{pr.n_points}, " if pr.n_points > 1 else ""
-    return (f"{point}variant {min(pr.index + 1, pr.total)}/{pr.total}: {pr.variant} "
+    n_rounds = pr.n_rounds
+    rnd = f"round {pr.round + 1}/{n_rounds}, " if n_rounds > 1 else ""
+    unit = "worker" if n_rounds > 1 else "variant"  # the total counts (point, variant, round) workers
+    return (f"{point}{rnd}{unit} {min(pr.index + 1, pr.total)}/{pr.total}: {pr.variant} "
             f"({variant_label(pr.variant)}), {pr.phase}; {elapsed} elapsed")
 
 
@@ -84,6 +90,8 @@ def _live(job_key: str, mine: bool) -> None:
         st.rerun(scope="app")  # the records are in the store now: redraw the page with them
     pr = job.progress
     who = "Measuring" if mine else "Another run is going (started from another tab or configuration)"
+    for w in job.warnings:
+        st.warning(md_escape(w[:1].upper() + w[1:]), icon=":material/warning:")
     st.progress(pr.fraction if pr else 0.0, text=f"{who}: {describe(job)}")
     cancelling = job.cancel.is_set()
     st.button("Cancelling…" if cancelling else "Cancel run", key=f"cancel-{job_key}", disabled=cancelling,

@@ -32,45 +32,84 @@ def setup_arguments(sub) -> None:
 
 
 class ProgressBar:
-    """A progress line on stderr: redrawn in place on a terminal, one line per change otherwise."""
+    """A progress line on stderr: redrawn in place on a terminal, one line per change otherwise. Run-wide lines
+    (a warning, the environment probe) are always lines of their own."""
 
     def __init__(self, stream=None, width: int = 24):
         self.stream, self.width = stream or sys.stderr, width
-        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self._last = None
         self._lock = threading.Lock()
 
     def __call__(self, pr: Progress) -> None:
-        filled = int(round(pr.fraction * self.width))
-        bar = "#" * filled + "." * (self.width - filled)
-        pt = f" point {pr.point + 1}/{pr.n_points}" if pr.n_points > 1 else ""
-        text = (f"[{bar}] {min(pr.index + 1, pr.total)}/{pr.total}{pt} {pr.experiment}/{pr.variant}: {pr.phase}"
-                f" ({fmt_seconds(pr.elapsed_s)})")
         with self._lock:
+            if not pr.variant:  # about the whole run: "warning: machine busy ...", "measuring this machine ..."
+                self.stream.write(("\r" + " " * 120 + "\r" if self.tty else "") + f"rnnlab: {pr.phase}\n")
+                self.stream.flush()
+                return
+            filled = int(round(pr.fraction * self.width))
+            bar = "#" * filled + "." * (self.width - filled)
+            pt = f" point {pr.point + 1}/{pr.n_points}" if pr.n_points > 1 else ""
+            rd = f" round {pr.round + 1}/{pr.n_rounds}" if pr.n_rounds > 1 else ""
+            text = (f"[{bar}] {min(pr.index + 1, pr.total)}/{pr.total}{pt}{rd} {pr.experiment}/{pr.variant}:"
+                    f" {pr.phase} ({fmt_seconds(pr.elapsed_s)})")
             if self.tty:
                 self.stream.write("\r" + text.ljust(100)[:120])
                 if pr.index + 1 >= pr.total and pr.phase in ("done", "failed", "cached"):
                     self.stream.write("\n")
-            elif (pr.variant, pr.phase) != self._last:
+            elif (pr.variant, pr.round, pr.phase) != self._last:
                 self.stream.write(text + "\n")
-            self._last = (pr.variant, pr.phase)
+            self._last = (pr.variant, pr.round, pr.phase)
             self.stream.flush()
 
 
+def _n(k: int, word: str, plural: str | None = None) -> str:
+    return f"{k} {word if k == 1 else plural or word + 's'}"
+
+
+def announce(plan: api.Plan, est: api.Estimate, *, fresh: bool = False) -> str:
+    """The first line of a run: what is about to happen and about how long it takes here, e.g. ``unroll: 12
+    variants x 1 point x 3 rounds = 36 worker processes, about 4.2 min on this machine``."""
+    exp = experiments.get(plan.experiment)
+    rounds = sorted({int(pt.get("rounds", 1)) for pt in plan.points})
+    rd = _n(rounds[0], "round") if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]} rounds"
+    ref = (f" (+ the reference {exp.reference})" if exp.reference and exp.reference not in plan.variants else "")
+    text = f"{plan.experiment}: {_n(len(plan.variants), 'variant')}{ref} x {_n(len(plan.points), 'point')} x {rd}"
+    if est.workers == 0:
+        return text + ": everything is stored, nothing to measure"
+    when = "" if est.from_timings else " (rough)"
+    text += f" = {_n(est.workers, 'worker process', 'worker processes')}, about {fmt_seconds(est.seconds)}{when} on this machine"
+    if est.stored:
+        text += f"; {_n(est.stored, 'record')} served from the store"
+    elif not fresh and not est.known:
+        text += "; less for what is already stored"
+    return text
+
+
 def run(*, experiment: str, preset: str | None = None, sets: list[str] = (), variants: str | None = None,
-        fresh: bool = False, store: Store | None = None, on_progress=None, launcher=None) -> list:
+        fresh: bool = False, store: Store | None = None, on_progress=None, launcher=None, on_plan=None) -> list:
+    """Plan, then run. ``on_plan(plan, store)`` is called between the two, before anything slow (the CLI prints
+    what is about to happen there)."""
     exp = experiments.get(experiment)
     overrides = exp.params.parse_assignments(sets)
     names = [v.strip() for v in variants.split(",") if v.strip()] if variants else None
     plan = api.plan(experiment, preset=preset, overrides=overrides, variants=names)
+    store = store or Store()
+    if on_plan is not None:
+        on_plan(plan, store)
     kw = {"launcher": launcher} if launcher is not None else {}
-    return api.run(plan, store=store or Store(), fresh=fresh, on_progress=on_progress, **kw)
+    return api.run(plan, store=store, fresh=fresh, on_progress=on_progress, **kw)
 
 
 def main(args) -> int:
     t0 = time.monotonic()
+
+    def on_plan(plan, store):
+        print("rnnlab: " + announce(plan, api.estimate(plan, store=store, fresh=args.fresh), fresh=args.fresh),
+              file=sys.stderr, flush=True)
+
     records = run(experiment=args.experiment, preset=args.preset, sets=args.sets, variants=args.variants,
-                  fresh=args.fresh, on_progress=ProgressBar())
+                  fresh=args.fresh, on_progress=ProgressBar(), on_plan=on_plan)
     if args.json:
         print(json.dumps([r.to_dict() for r in records], indent=1))
     else:

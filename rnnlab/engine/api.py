@@ -13,12 +13,12 @@ import os
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from rnnlab.core import envinfo
+from rnnlab.core import envinfo, stats
 from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
 from rnnlab.engine import runner as _runner
@@ -39,7 +39,14 @@ class Plan:
 
     @property
     def n_tasks(self) -> int:
+        """(point, variant) pairs: the records the run returns."""
         return len(self.points) * len(self.variants)
+
+    @property
+    def n_runs(self) -> int:
+        """(point, variant, round) triples: the worker processes the run starts at most (the reference variant,
+        when the plan lacks it but needs it for ``max_abs_diff``, comes on top; see :func:`estimate`)."""
+        return sum(int(pt.get("rounds", 1)) for pt in self.points) * len(self.variants)
 
     def argv(self, *, json: bool = False, fresh: bool = False) -> list[str]:
         """The words after ``python -m rnnlab`` that make this plan again: ``run EXP [--preset P] [--set K=V,...]
@@ -193,6 +200,94 @@ def environment(requested: str = "auto", *, store: Store | None = None, measure:
     return envinfo.run_env(static, probe, device)
 
 
+def copy_probes(src: Store, dst: Store) -> int:
+    """Copy this machine's cached probes from ``src`` to ``dst`` (a scratch store then needs no probe worker)."""
+    n = 0
+    for device in ("CPU", "GPU"):
+        raw = src.meta_get(_probe_key(device))
+        if raw:
+            dst.meta_set(_probe_key(device), raw)
+            n += 1
+    return n
+
+
+def needs_probe(store: Store, requested: str = "auto") -> bool:
+    """A run on ``requested`` would start the environment probe first (a worker that imports TensorFlow): nothing is
+    cached for this machine yet. Never starts a worker."""
+    if envinfo.static_env()["gpu_hint"] and cached_probe(store, "GPU") is None:
+        return True
+    known = known_env(store, requested)
+    if known is None:  # device=gpu without a GPU: the run refuses it before any probe
+        return False
+    return known["device"] == "CPU" and not known.get("matmul_gflops")
+
+
+# -- estimating ---------------------------------------------------------------------------------------------------
+# What a run costs, from the 2-core machine these were measured on: ``run unroll --preset quick`` took 8 s per worker,
+# of which the variant itself (``details.worker_wall_s``) about 1 s; the rest is starting the interpreter, importing
+# TensorFlow and Keras (5 s) and the matmul rate measured after the variant.
+WORKER_START_S = 7.0  # a worker's time besides its variant's own
+PROBE_S = 9.0  # the environment probe, once per machine and TensorFlow version
+QUICK_WORK_S = 1.0  # a quick preset's variant, when this machine has no stored timing of it
+WORK_S = {"unroll": 20.0, "knobs": 20.0, "precision": 15.0, "padding": 40.0, "seed003": 300.0, "training": 60.0,
+          "varlen": 5.0, "pitfalls": 30.0, "migrate": 20.0}  # a variant at the experiment's seed configuration
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a run of a plan is about to do: worker processes and seconds (both before anything runs)."""
+
+    workers: int  # worker processes it starts (rounds and the reference included; stored results left out)
+    seconds: float
+    stored: int  # (point, variant) records it will serve from the store
+    known: bool  # the store could be consulted (False: the environment is not probed yet, nothing counted as stored)
+    from_timings: bool  # every variant's time comes from this machine's stored records (else rough constants)
+
+
+def _timing_key(variant: str, params: Mapping[str, Any]) -> str:
+    return variant + canonical_json({k: v for k, v in params.items() if k not in NOT_KEYED + ("rounds",)})
+
+
+def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False) -> Estimate:
+    """How many workers a run of ``p`` starts and about how long it takes here, without starting any: per variant,
+    the worker time a stored record of the same configuration took on this machine (``details.worker_wall_s``,
+    plus starting the worker), else a rough per-experiment constant."""
+    store = store or Store()
+    exp = experiments.get(p.experiment)
+    static = envinfo.static_env()
+    walls: dict[str, list[float]] = {}
+    for r in store.records(exp.name):
+        wall = r.details.get("worker_wall_s")
+        if (r.ok and r.source == "local" and isinstance(wall, (int, float)) and r.env.get("cpu") == static["cpu"]
+                and r.env.get("cores") == static["cores"]):
+            walls.setdefault(_timing_key(r.variant, r.params), []).append(float(wall))
+    workers, seconds, stored, known, timed = 0, 0.0, 0, True, True
+    if p.points and needs_probe(store, p.points[0].get("device", "auto")):
+        seconds += PROBE_S
+    ref = exp.reference
+    everyone = ([ref] if ref is not None and ref not in p.variants else []) + list(p.variants)
+    for point in p.points:
+        n_rounds = int(point.get("rounds", 1))
+        env = None if fresh else known_env(store, point.get("device", "auto"))
+        known = known and (fresh or env is not None)
+        params = dict(point)
+        if env is not None and "device" in params:
+            params["device"] = env["device"].lower()
+        for v in everyone:
+            if env is not None:
+                rec = store.get(make_key(spec_of(exp.name, exp.version, v, params), envinfo.fingerprint(env)))
+                if rec is not None and not rec.details.get("transient"):
+                    stored += v in p.variants
+                    continue
+            seen = walls.get(_timing_key(v, params))
+            timed = timed and bool(seen)
+            work = (float(np.median(seen)) if seen else
+                    QUICK_WORK_S if p.preset == "quick" else WORK_S.get(exp.name, 20.0))
+            workers += n_rounds
+            seconds += n_rounds * (WORKER_START_S + work)
+    return Estimate(workers, seconds, stored, known, timed and workers > 0)
+
+
 # -- running ----------------------------------------------------------------------------------------------------
 NOT_KEYED = ("timeout_s",)  # a limit, not part of what is measured (the cache key leaves it out)
 
@@ -217,6 +312,36 @@ def _load_npz(data: bytes | None) -> dict | None:
         return {k: z[k] for k in z.files}
 
 
+def _loadavg() -> float | None:
+    """The 1-minute load average, or None where the platform has none."""
+    try:
+        return round(float(os.getloadavg()[0]), 2)
+    except (AttributeError, OSError):
+        return None
+
+
+def busy_warning(cores: int | None = None) -> str | None:
+    """A warning when the machine is already busy (1-minute load above half its cores), else None. Never a refusal:
+    the run goes on, its timings may be noisy (each round's load stands in the records' ``details["loadavg"]``)."""
+    load = _loadavg()
+    cores = int(cores or envinfo.static_env()["cores"] or 1)
+    if load is None or load <= cores / 2:
+        return None
+    return f"warning: machine busy (load {load:.1f} on {cores} cores): timings may be noisy"
+
+
+@dataclass
+class _Rounds:
+    """One variant's rounds at one point, while they run."""
+
+    metrics: list = field(default_factory=list)  # each successful round's metrics
+    details: dict | None = None  # the first successful round's
+    raw: bytes | None = None  # the first successful round's outputs (npz)
+    failures: list = field(default_factory=list)  # (round, message) of each failed round
+    loads: list = field(default_factory=list)  # [before, after]: the 1-minute load around each round's worker
+    final: bool = False  # no more rounds (the first failed deterministically)
+
+
 def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
         on_progress: Callable[[_runner.Progress], None] | None = None, cancel: threading.Event | None = None,
         launcher: Callable[[dict], _runner.Worker] = _runner.launch_subprocess,
@@ -224,19 +349,33 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
         env: Mapping[str, Any] | None = None) -> list[Record]:
     """Measure every (point, variant) of the plan not yet stored; return the records in plan order.
 
-    Served records carry ``cached=True``. Each fresh one is stored as soon as it exists, so a cancelled or
-    interrupted run loses nothing that finished.
+    Each point is measured in ``rounds`` rounds (a parameter, 1 by default): in every round each variant not served
+    from the store runs in its own fresh worker, in an order that rotates from round to round (round r starts at
+    the r-th variant), so a burst of load falls on different variants in different rounds. A variant's record keeps
+    every round's metrics (``Record.rounds``); its ``metrics`` are their medians. The reference variant, when the
+    plan needs it for ``max_abs_diff``, runs in every round too.
+
+    Served records carry ``cached=True``. Each fresh one is stored as soon as its last round ends, so a cancelled or
+    interrupted run loses only the variants whose rounds had not all finished.
     """
     store = store or Store()
     exp = experiments.get(p.experiment)
     say = on_progress or (lambda pr: None)
     t0 = clock()
     env = dict(env) if env is not None else None
-    total = p.n_tasks
+    total = p.n_runs
+    n_points = len(p.points)
+    warning = busy_warning((env or {}).get("cores"))
+    if warning:
+        say(_runner.Progress(exp.name, "", warning, 0, total, 0.0, 0, n_points))
     out: list[Record] = []
     index = 0
     limit = mem_limit_mb if mem_limit_mb is not None else envinfo.available_mb() * 0.9
     for pi, point in enumerate(p.points):
+        n_rounds = int(point.get("rounds", 1))
+        if env is None and needs_probe(store, point.get("device", "auto")):
+            say(_runner.Progress(exp.name, "", "measuring this machine once (TensorFlow's import, a matmul probe)",
+                                 index, total, clock() - t0, pi, n_points, 0, n_rounds))
         run_env = env or environment(point.get("device", "auto"), store=store, launcher=launcher)
         params = dict(point)
         if "device" in params:
@@ -245,60 +384,113 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
         variants = list(p.variants)
         ref = exp.reference
         need_ref = ref is not None and ref not in variants
-        todo = ([ref] if need_ref else []) + variants
+        keys = {v: make_key(spec_of(exp.name, exp.version, v, params), fp)
+                for v in ([ref] if need_ref else []) + variants}
         point_records: dict[str, Record] = {}
         outputs: dict[str, dict] = {}
-        for v in todo:
-            key = make_key(spec_of(exp.name, exp.version, v, params), fp)
-            counted = v in variants
-            prog = lambda phase, v=v, i=index: say(_runner.Progress(exp.name, v, phase, i, total,  # noqa: E731
-                                                                    clock() - t0, pi, len(p.points)))
-            stored = None if fresh else store.get(key)
+        todo = []
+        for v in keys:  # the reference first, then the plan's order
+            stored = None if fresh else store.get(keys[v])
             if stored is not None and stored.details.get("transient"):
                 stored = None  # a crash, time-out or memory kill is worth another try; a deterministic error is not
-            if stored is not None:
-                point_records[v] = stored.with_(cached=True)
-                if counted:
-                    prog("cached")
-                    index += 1
+            if stored is None:
+                todo.append(v)
                 continue
-            prog("queued")
-            with tempfile.TemporaryDirectory(prefix="rnnlab-") as tmp:
-                task = {"kind": "variant", "worker": exp.worker, "variant": v, "params": params,
-                        "device": run_env["device"], "outputs_path": os.path.join(tmp, "out.npz"),
-                        "preload": list(exp.preload)}
-                msg = _runner.run_task(task, launcher=launcher, timeout_s=params.get("timeout_s", 900),
-                                       mem_limit_mb=limit, on_phase=prog, cancel=cancel, clock=clock)
-                arrays = None
-                if msg.get("type") == "result" and msg.get("outputs_path") and os.path.exists(msg["outputs_path"]):
-                    with open(msg["outputs_path"], "rb") as f:
-                        raw = f.read()
-                    arrays = _load_npz(raw)
-                    if v == ref:
-                        store.put_outputs(key, raw)
-            if msg.get("type") == "result":
-                metrics = dict(msg.get("metrics") or {})
-                details = dict(msg.get("details") or {})
-                _derived(metrics, details, run_env)
-                rec = Record(key=key, experiment=exp.name, variant=v, params=params, metrics=metrics, env=run_env,
-                             created_at=utc_now(), error=None, details=details)
-                if arrays is not None:
-                    outputs[v] = arrays
-            else:
-                rec = Record(key=key, experiment=exp.name, variant=v, params=params, metrics={}, env=run_env,
-                             created_at=utc_now(), error=str(msg.get("reason") or "failed"),
-                             details={"transient": True} if msg.get("transient") else {})
-            if v == ref and rec.ok:
-                rec = rec.with_(metrics={**rec.metrics, "max_abs_diff": 0.0})
-            point_records[v] = rec
-            store.put(rec)  # at once: a cancelled run keeps what finished
-            if counted:
-                prog("done" if rec.ok else "failed")
-                index += 1
+            point_records[v] = stored.with_(cached=True)
+            if v in variants:
+                say(_runner.Progress(exp.name, v, "cached", index + n_rounds - 1, total, clock() - t0, pi, n_points,
+                                     n_rounds - 1, n_rounds))
+                index += n_rounds
+        state = {v: _Rounds() for v in todo}
+        for r in range(n_rounds):
+            k = r % len(todo) if todo else 0
+            for v in todo[k:] + todo[:k]:
+                st = state[v]
+                counted = v in variants
+                if st.final:
+                    continue  # its record stands since round 1 (and its rounds were counted then)
+                prog = lambda phase, v=v, i=index, r=r: say(_runner.Progress(  # noqa: E731
+                    exp.name, v, phase, i, total, clock() - t0, pi, n_points, r, n_rounds))
+                prog("queued")
+                before = _loadavg()
+                msg, raw = _one_round(exp, v, params, run_env, want_outputs=st.raw is None, launcher=launcher,
+                                      limit=limit, on_phase=prog, cancel=cancel, clock=clock)
+                after = _loadavg()
+                if before is not None and after is not None:
+                    st.loads.append([before, after])
+                if msg.get("type") == "result":
+                    metrics = dict(msg.get("metrics") or {})
+                    details = dict(msg.get("details") or {})
+                    _derived(metrics, details, run_env)  # per round: each round's own matmul rate
+                    st.metrics.append(metrics)
+                    if st.details is None:
+                        st.details = details
+                    if st.raw is None and raw is not None:
+                        st.raw = raw
+                else:
+                    st.failures.append((r, msg))
+                    st.final = r == 0 and not msg.get("transient")
+                done = st.final or r == n_rounds - 1
+                if done:
+                    rec = _record(exp, v, keys[v], params, run_env, st, n_rounds)
+                    if rec.ok and v == ref:
+                        rec = rec.with_(metrics={**rec.metrics, "max_abs_diff": 0.0})
+                        if st.raw is not None:
+                            store.put_outputs(keys[v], st.raw)
+                    if rec.ok and st.raw is not None:
+                        outputs[v] = _load_npz(st.raw)
+                    point_records[v] = rec
+                    store.put(rec)  # at once: a cancelled run keeps what finished
+                if counted:
+                    skipped = n_rounds - 1 - r if st.final else 0  # the rounds it will not run count as done
+                    say(_runner.Progress(exp.name, v, "done" if msg.get("type") == "result" else "failed",
+                                         index + skipped, total, clock() - t0, pi, n_points, r, n_rounds))
+                    index += 1 + skipped
         if ref is not None:
             _attach_diffs(store, exp.name, exp.version, ref, params, fp, point_records, outputs)
         out.extend(point_records[v] for v in variants)
     return out
+
+
+def _one_round(exp, v: str, params: Mapping, run_env: Mapping, *, want_outputs: bool, launcher, limit, on_phase,
+               cancel, clock) -> tuple[dict, bytes | None]:
+    """One variant in one fresh worker: its message, and its outputs (npz bytes) when asked for and returned."""
+    with tempfile.TemporaryDirectory(prefix="rnnlab-") as tmp:
+        task = {"kind": "variant", "worker": exp.worker, "variant": v, "params": dict(params),
+                "device": run_env["device"], "outputs_path": os.path.join(tmp, "out.npz") if want_outputs else None,
+                "preload": list(exp.preload)}
+        msg = _runner.run_task(task, launcher=launcher, timeout_s=params.get("timeout_s", 900), mem_limit_mb=limit,
+                               on_phase=on_phase, cancel=cancel, clock=clock)
+        raw = None
+        path = msg.get("outputs_path") if msg.get("type") == "result" else None
+        if want_outputs and path and os.path.exists(path):
+            with open(path, "rb") as f:
+                raw = f.read()
+    return msg, raw
+
+
+def _record(exp, v: str, key: str, params: Mapping, run_env: Mapping, st: _Rounds, n_rounds: int) -> Record:
+    """A variant's record from its rounds: the medians of the successful rounds, or an error record when none
+    succeeded. A one-round record is what a run made before rounds existed, plus ``rounds`` = that one round."""
+    if not st.metrics:
+        _, first = st.failures[0]
+        details: dict = {"transient": True} if all(m.get("transient") for _, m in st.failures) else {}
+        if len(st.failures) > 1:
+            details["failed_rounds"] = [{"round": r + 1, "reason": str(m.get("reason") or "failed")}
+                                        for r, m in st.failures]
+        return Record(key=key, experiment=exp.name, variant=v, params=params, metrics={}, env=run_env,
+                      created_at=utc_now(), error=str(first.get("reason") or "failed"), details=details)
+    details = dict(st.details or {})
+    if n_rounds > 1:
+        details["rounds"] = n_rounds
+        if st.loads:
+            details["loadavg"] = st.loads
+        if st.failures:
+            details["failed_rounds"] = [{"round": r + 1, "reason": str(m.get("reason") or "failed")}
+                                        for r, m in st.failures]
+    return Record(key=key, experiment=exp.name, variant=v, params=params, metrics=stats.combine_rounds(st.metrics),
+                  env=run_env, created_at=utc_now(), error=None, details=details,
+                  rounds=tuple(st.metrics))
 
 
 def _derived(metrics: dict, details: dict, env: Mapping[str, Any]) -> None:

@@ -55,8 +55,8 @@ def check(plan, lim: Limits | None = None) -> dict:
                 why.append(f"{name}={p[name]} (at most {cap})")
     if len(plan.points) > lim.points:
         why.append(f"{len(plan.points)} sweep points (at most {lim.points})")
-    if plan.n_tasks > lim.tasks:
-        why.append(f"{plan.n_tasks} variant runs (at most {lim.tasks})")
+    if plan.n_runs > lim.tasks:  # worker processes: (point, variant, round)
+        why.append(f"{plan.n_runs} worker runs (at most {lim.tasks})")
     if why:
         raise RnnlabError("this hosted demo caps what a visitor may run: " + ", ".join(dict.fromkeys(why)) +
                           "; run rnnlab on your own machine for larger configurations"

@@ -25,7 +25,9 @@ class Job:
     plan: api.Plan
     started: float
     state: str = "running"  # running | done | failed | cancelled
-    progress: Progress | None = None
+    progress: Progress | None = None  # the latest progress of a task (run-wide lines go to ``note``/``warnings``)
+    warnings: list[str] = field(default_factory=list)  # e.g. "warning: machine busy (...)": shown until the end
+    note: str | None = None  # the latest run-wide phase that is not a warning (the environment probe)
     records: list[Record] = field(default_factory=list)
     error: str | None = None
     finished: float | None = None
@@ -79,7 +81,12 @@ class JobManager:
 
     def _work(self, job: Job, fresh: bool) -> None:
         def on_progress(pr: Progress) -> None:
-            job.progress = pr
+            if pr.warning:
+                job.warnings.append(pr.phase[len("warning: "):])
+            elif not pr.variant:
+                job.note = pr.phase
+            else:
+                job.progress, job.note = pr, None
 
         try:
             kw = {"store": self._store_factory()} if self._store_factory else {}

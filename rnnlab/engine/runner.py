@@ -26,23 +26,46 @@ from rnnlab.core.errors import RnnlabError
 _ROOT = Path(__file__).resolve().parents[2]
 
 
+# How far into one task each phase counts, so a progress bar moves while a worker starts and imports TensorFlow
+# (several seconds before the experiment's first phase). A phase not listed is the experiment's own work (build,
+# forward, train...): halfway.
+PHASE_SHARE = {"queued": 0.0, "starting": 0.05, "importing TensorFlow": 0.15}
+DONE_PHASES = ("done", "failed", "cached")
+
+
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """Where a run is: which variant of which point, which phase, how long it has been going."""
+    """Where a run is: which variant of which point in which round, which phase, how long it has been going.
+
+    ``index`` and ``total`` count tasks: one task is one (point, variant, round), one worker process. A phase that
+    starts with ``"warning: "`` (``variant`` empty) is a warning about the whole run, e.g. a busy machine; other
+    run-wide phases (the environment probe) also come with an empty ``variant``.
+    """
 
     experiment: str
     variant: str
-    phase: str  # "queued", "cached", "import", "build", ..., "done", "failed"
+    phase: str  # "queued", "starting", "importing TensorFlow", "build", ..., "done", "failed", "cached"
     index: int  # 0-based position of this task in the run
     total: int
     elapsed_s: float  # since the run started
     point: int = 0
     n_points: int = 1
+    round: int = 0  # 0-based
+    n_rounds: int = 1
+
+    @property
+    def warning(self) -> bool:
+        return self.phase.startswith("warning: ")
 
     @property
     def fraction(self) -> float:
-        done = self.index + (1 if self.phase in ("done", "failed", "cached") else 0)
-        return min(1.0, done / max(1, self.total))
+        if self.phase in DONE_PHASES:
+            share = 1.0
+        elif not self.variant or self.warning:
+            share = 0.0
+        else:
+            share = PHASE_SHARE.get(self.phase, 0.5)
+        return min(1.0, (self.index + share) / max(1, self.total))
 
 
 class Cancelled(RnnlabError):

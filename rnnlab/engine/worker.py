@@ -3,8 +3,9 @@
 Run as ``python -m rnnlab.engine.worker``; the task arrives as JSON on stdin. Messages go back as JSON lines on
 the original stdout, which is kept for them alone: anything TensorFlow or user code prints goes to stderr.
 
-Messages: ``{"type": "phase", "phase": "import"}`` ... then one ``{"type": "result", ...}`` or
-``{"type": "error", "reason": "one line"}``.
+Messages: ``{"type": "phase", "phase": "starting"}`` as soon as the interpreter runs this module, then
+``"importing TensorFlow"`` (several seconds) and the experiment's own phases ... then one ``{"type": "result", ...}``
+or ``{"type": "error", "reason": "one line"}``.
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ def run_task(task: dict, send) -> None:
 
     device = task.get("device", "CPU")
     _prepare_env(device)
-    send({"type": "phase", "phase": "import"})
+    preload = task.get("preload", ("tensorflow", "keras"))
+    heavy = task["kind"] == "probe" or "tensorflow" in preload
+    send({"type": "phase", "phase": "importing TensorFlow" if heavy else "importing"})
     import importlib
 
     if task["kind"] == "probe":
@@ -64,7 +67,7 @@ def run_task(task: dict, send) -> None:
 
     import numpy as np
 
-    for name in task.get("preload", ("tensorflow", "keras")):
+    for name in preload:
         importlib.import_module(name)  # the memory baseline includes TensorFlow and Keras
     tf = sys.modules.get("tensorflow")
 
@@ -119,6 +122,7 @@ def main() -> int:
     sys.stdout = sys.stderr
     send = lambda m: _send(msg_stream, m)  # noqa: E731
     try:
+        send({"type": "phase", "phase": "starting"})  # before anything is imported: the manager hears at once
         task = json.loads(sys.stdin.read())
         run_task(task, send)
     except MemoryError:

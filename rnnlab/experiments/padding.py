@@ -70,6 +70,11 @@ METRICS_DOC = {
 
 
 def check(p: dict, variants: tuple, **_kw) -> None:
+    from rnnlab.core.params import lengths_for
+
+    if min(lengths_for(p["lengths"], min(p["n_sequences"], 4096), p["seq_len"], p["seed"])) < 1:
+        raise RnnlabError(f"padding: lengths={p['lengths']} gives empty sequences (length 0); a data set's "
+                          "sequences start at length 1 (e.g. uniform:1-50)")
     cells = p["n_sequences"] * p["seq_len"] * p["input_dim"]
     if cells > 100_000_000:
         raise RnnlabError(f"padding: n_sequences x seq_len x input_dim = {cells:,} floats is more than 100,000,000 "
@@ -283,7 +288,7 @@ EXPERIMENT = Experiment(
             "static_rnn against a bucketed dynamic_rnn: throughput, wasted steps, traces.",
     params=param_set(
         ["cell", "units", "batch", "seq_len", "input_dim", "lengths", "parallel_iterations", "device", "repeats",
-         "warmup", "seed", "timeout_s"],
+         "warmup", "seed", "rounds", "timeout_s"],
         defaults={"cell": "lstm", "units": 64, "batch": 32, "seq_len": 100, "input_dim": 16,
                   "lengths": "uniform:5-100", "repeats": 3, "warmup": 1},
         extra=[Param("n_sequences", "int", 1024, "sequences in the data set", 1, 1_000_000),
@@ -294,14 +299,14 @@ EXPERIMENT = Experiment(
     reference=None,
     presets={
         "quick": {"cell": "lstm", "units": 16, "batch": 16, "seq_len": 20, "input_dim": 8, "lengths": "uniform:2-20",
-                  "n_sequences": 48, "buckets": 2, "repeats": 2, "warmup": 0,
+                  "n_sequences": 48, "buckets": 2, "repeats": 2, "warmup": 0, "rounds": 1,
                   "variants": ["pad_global", "bucket", "static_fixed", "dynamic_bucket"]},
         # Seed 001 names one size, "the largest input is 50 and the others are shorter": lengths uniform 1-50.
         "seed": {"cell": "lstm", "units": 128, "batch": 32, "seq_len": 50, "input_dim": 16, "lengths": "uniform:1-50",
-                 "n_sequences": 1024, "buckets": 4, "repeats": 3, "warmup": 1},
+                 "n_sequences": 1024, "buckets": 4, "repeats": 3, "warmup": 1, "rounds": 3},
         "full": {"cell": ["rnn", "lstm", "gru"], "units": 128, "batch": 64, "seq_len": 200, "input_dim": 32,
                  "lengths": ["uniform:10-200", "uniform:150-200"], "n_sequences": 2048, "buckets": 4,
-                 "repeats": 3, "warmup": 1},
+                 "repeats": 3, "warmup": 1, "rounds": 3},
     },
     check=check,
     metrics_doc=METRICS_DOC,

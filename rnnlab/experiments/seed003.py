@@ -204,7 +204,8 @@ EXPERIMENT = Experiment(
             "Adam): graph building, the first interval with its slow start, and steady training steps per second "
             "for static_rnn and dynamic_rnn with sequence_length, beside the seed's own figures.",
     params=param_set(
-        ["units", "batch", "seq_len", "input_dim", "lengths", "parallel_iterations", "device", "seed", "timeout_s"],
+        ["units", "batch", "seq_len", "input_dim", "lengths", "parallel_iterations", "device", "seed", "rounds",
+         "timeout_s"],
         defaults={**{k: v for k, v in SEED.items() if k not in ("interval", "steps", "n_data")},
                   "timeout_s": 1800},
         extra=[Param("interval", "int", 100, "steps in the first timed interval after step 1 (the seed logged "
@@ -217,11 +218,11 @@ EXPERIMENT = Experiment(
     reference=None,
     presets={
         "quick": {"units": 32, "batch": 32, "seq_len": 16, "input_dim": 8, "lengths": "fixed:4",
-                  "parallel_iterations": 32, "interval": 5, "steps": 10, "n_data": 64},
-        "seed": dict(SEED),
+                  "parallel_iterations": 32, "interval": 5, "steps": 10, "n_data": 64, "rounds": 1},
+        "seed": {**SEED, "rounds": 3},
         "full": {"units": 200, "batch": 200, "seq_len": [100, 300, 600], "input_dim": 16,
                  "lengths": ["fixed:20", "uniform:20-300"], "parallel_iterations": 200, "interval": 100,
-                 "steps": 100, "n_data": 1000},
+                 "steps": 100, "n_data": 1000, "rounds": 3},
     },
     metrics_doc=METRICS_DOC,
     page="varlen",

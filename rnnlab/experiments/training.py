@@ -91,7 +91,7 @@ EXPERIMENT = Experiment(
     summary="One RNN layer + a dense softmax trained on real images (rows as time steps: MNIST if a local copy "
             "exists, else scikit-learn's digits) with every unrolling strategy from the same seed and weights: "
             "time per epoch, time to a target accuracy, final accuracy, and whether they end in the same place.",
-    params=param_set(["cell", "units", "batch", "device", "seed", "timeout_s"],
+    params=param_set(["cell", "units", "batch", "device", "seed", "rounds", "timeout_s"],
                      defaults={"cell": "lstm", "units": 32, "batch": 32, "timeout_s": 1800},
                      extra=[Param("dataset", "choice", "auto", "auto: MNIST rows if ~/.keras/datasets/mnist.npz "
                                   "exists, else scikit-learn digits (never downloads)",
@@ -106,12 +106,12 @@ EXPERIMENT = Experiment(
     reference="tf1_dynamic",
     presets={
         "quick": {"cell": "lstm", "units": 16, "batch": 32, "dataset": "digits", "epochs": 2, "lr": 0.01,
-                  "target_acc": 0.5, "variants": ["tf1_static", "tf1_dynamic", "keras"]},
+                  "target_acc": 0.5, "rounds": 1, "variants": ["tf1_static", "tf1_dynamic", "keras"]},
         # seed 004: LSTMCell(32), batch 32, Adam(0.001), 10 epochs over MNIST rows (digits when MNIST is absent)
         "seed": {"cell": "lstm", "units": 32, "batch": 32, "dataset": "auto", "epochs": 10, "lr": 0.001,
-                 "n_train": 10000, "target_acc": 0.9},
+                 "n_train": 10000, "target_acc": 0.9, "rounds": 3},
         "full": {"cell": ["rnn", "lstm", "gru"], "units": 32, "batch": 32, "dataset": "auto", "epochs": 20,
-                 "lr": 0.01, "n_train": 10000, "target_acc": 0.9,
+                 "lr": 0.01, "n_train": 10000, "target_acc": 0.9, "rounds": 3,
                  "variants": ["tf1_static", "tf1_dynamic", "tf2_unrolled", "tf2_while", "keras", "keras_unroll",
                               "keras_cell"]},
     },

@@ -66,7 +66,8 @@ def observed_steps(lengths, seq_len: int, limit: int = MAX_OBSERVED) -> list[int
         return list(range(seq_len))
     s = {seq_len - 1}
     for L in lengths:
-        s.add(int(L) - 1)
+        if L >= 1:  # an empty row has no last real step
+            s.add(int(L) - 1)
         if L < seq_len:
             s.add(int(L))
     s |= {int(v) for v in np.linspace(0, seq_len - 1, limit).round()}

@@ -6,7 +6,8 @@ Arrays, batch-major:
 - ``states``   [batch, time, state]: the state after each step (for an LSTM, ``concat([c, h])``); NaN at a step
   that was not observed (it is skipped). Each row's step length-1 must be observed.
 - ``final``    [batch, state]: the final state it returned.
-- ``lengths``  [batch]: each row's true length (>= 1); steps ``t >= lengths[b]`` are padding.
+- ``lengths``  [batch]: each row's true length (>= 0); steps ``t >= lengths[b]`` are padding. A row of length 0 is
+  all padding: its "state at step length-1" is the initial state, zero.
 
 The three checks (each pass/fail, with the worst offender so a failure can be shown):
 
@@ -41,8 +42,8 @@ def _lengths(lengths, batch: int, steps: int) -> np.ndarray:
     lens = np.asarray(lengths, dtype=np.int64)
     if lens.shape != (batch,):
         raise ValueError(f"lengths has shape {lens.shape}, expected ({batch},)")
-    if (lens < 1).any() or (lens > steps).any():
-        raise ValueError(f"lengths must be within [1, {steps}]")
+    if (lens < 0).any() or (lens > steps).any():
+        raise ValueError(f"lengths must be within [0, {steps}]")
     return lens
 
 
@@ -52,7 +53,8 @@ def _result(ok: bool, worst: float, where: tuple | None, checked: int) -> dict[s
 
 
 def _last_real(st: np.ndarray, lens: np.ndarray) -> np.ndarray:
-    last = st[np.arange(st.shape[0]), lens - 1]  # [batch, state]
+    last = st[np.arange(st.shape[0]), np.maximum(lens - 1, 0)]  # [batch, state]
+    last = np.where((lens > 0)[:, None], last, 0.0)  # a length-0 row keeps the (zero) initial state
     if np.isnan(last).any():
         raise ValueError("states must be observed at every row's step length-1")
     return last
@@ -134,7 +136,7 @@ def past_length_pattern(outputs, lengths, atol: float = ATOL_STATE) -> str:
     flat = out.reshape(b, t, -1)
     if np.abs(flat[pad]).max() <= ATOL_ZERO:
         return "zero"
-    last = flat[np.arange(b), lens - 1]
+    last = np.where((lens > 0)[:, None], flat[np.arange(b), np.maximum(lens - 1, 0)], 0.0)
     if (np.abs(flat - last[:, None, :]).max(axis=2)[pad] <= atol).all():
         return "carried"
     return "other"

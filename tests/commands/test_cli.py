@@ -94,3 +94,84 @@ def test_export_out_ending_in_a_slash_is_a_folder_and_unknown_topics_are_refused
     assert out.is_dir() and all(p.parent == out for p in paths), paths
     with pytest.raises(RnnlabError, match="unknown experiment or page 'nosuch'"):
         cmd.run(fmt="md", out=str(tmp_path / "x.md"), experiment="nosuch")
+
+
+def test_the_run_command_says_what_is_about_to_happen_before_anything_slow(monkeypatch, capsys):
+    """The first stderr line comes before the environment probe (api.run), and nothing slow is imported for it."""
+    from rnnlab.commands import run as cmd
+    from rnnlab.engine import api
+
+    def fake_run(plan, **kw):
+        err = capsys.readouterr().err
+        assert err.startswith("rnnlab: unroll: 12 variants x 1 point x 3 rounds = 36 worker processes, about ")
+        assert "on this machine" in err and len(err.splitlines()) == 1
+        return []
+
+    monkeypatch.setattr(api, "run", fake_run)
+    variants = ",".join(experiments.get("unroll").variants[:12])
+    assert "tf1_dynamic" in variants
+    assert main(["run", "unroll", "--preset", "seed", "--variants", variants]) == 0
+    assert "0 records" in capsys.readouterr().err
+    plan = api.plan("unroll", preset="seed", variants=["tf1_static"])
+    line = cmd.announce(plan, api.Estimate(3, 90.0, 0, True, True))
+    assert line == ("unroll: 1 variant (+ the reference tf1_dynamic) x 1 point x 3 rounds = 3 worker processes, "
+                    "about 90.0 s on this machine")
+
+
+def test_nothing_slow_is_imported_by_the_command_line():
+    code = ("import sys, time; t = time.monotonic(); from rnnlab.cli import build_parser; build_parser(); "
+            "from rnnlab.commands import run, bench_stability; "
+            "bad = [m for m in ('tensorflow', 'keras', 'altair', 'streamlit', 'matplotlib') if m in sys.modules]; "
+            "assert not bad, bad; print(time.monotonic() - t)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert float(r.stdout) < 1.0
+
+
+def test_bench_stability_runs_twice_into_a_scratch_store_and_compares(monkeypatch, tmp_path):
+    from rnnlab.commands import bench_stability as bench
+    from rnnlab.core.store import default_path
+    from tests.engine.test_rounds import FAKE_R
+    from tests.workers import FakeLauncher
+
+    experiments._load_all()
+    monkeypatch.setitem(experiments._cache, "fake_r", FAKE_R)
+    figures = {  # variant -> metric -> (run 1's rounds, run 2's rounds)
+        "ok": {"fwd_ms": ([2.0] * 3, [2.0] * 3), "train_ms": ([2.0] * 3, [2.0] * 3), "build_s": ([1.0] * 3, [1.0] * 3)},
+        "a": {"fwd_ms": ([4.0, 4.4, 3.6], [4.2] * 3), "train_ms": ([10.0] * 3, [12.0] * 3),
+              "build_s": ([1.0] * 3, [1.0] * 3)},
+    }
+    count: dict = {}
+
+    def metrics(task, n):
+        v = task["variant"]
+        k = count[v] = count.get(v, -1) + 1
+        return {m: runs[k // 3][k % 3] for m, runs in figures[v].items()}
+
+    launcher = FakeLauncher(metrics)
+    said = []
+    res = bench.run(experiment="fake_r", preset=None, variants="a", rounds=3, launcher=launcher, env=ENV,
+                    say=said.append)
+    assert len(launcher.tasks) == 12 and not default_path().exists()  # 2 runs x 3 rounds x (a + the reference)
+    assert said[0].startswith("bench-stability: fake_r, 2 runs x 2 variants x 1 point(s) x 3 rounds = 12 workers")
+    assert all(len("rnnlab: " + s) <= 120 for s in said)
+    text = "\n".join(res.lines)
+    print(text)
+    assert all(len(line) <= 120 for line in res.lines)
+    assert res.held == 2 and res.intervals == 3
+    assert res.max_spread == pytest.approx(2 / 11 * 100)  # train_ms of a: 10 vs 12
+    rows = {tuple(line.split()[:2]) if not line.startswith(" ") else ("a", line.split()[0]): line
+            for line in res.lines if line.startswith(("a ", "ok ", " "))}
+    assert rows[("a", "fwd_ms")].split()[2:] == ["4", "4.2", "4.9%", "2.000", "[1.800", "-", "2.200]", "(rounds,",
+                                                 "n=3)", "2.100", "yes"]
+    assert rows[("a", "train_ms")].split()[-2:] == ["6.000", "NO"]
+    assert res.lines[-1] == ("max spread between the runs' medians: 18.2% (a train_ms); 2 of 3 ratio intervals of "
+                             "run 1 held run 2's ratio")
+    assert {len(r) for r in res.runs} == {2} and all(len(r.rounds) == 3 for r in res.runs[0])
+
+
+def test_bench_stability_is_a_command():
+    from rnnlab.cli import build_parser
+
+    args = build_parser().parse_args(["bench-stability", "--preset", "quick", "--rounds", "2"])
+    assert (args.experiment, args.preset, args.rounds) == ("unroll", "quick", 2) and callable(args.func)

@@ -60,3 +60,52 @@ def test_lengths_are_deterministic_and_clipped():
     assert lengths_for("rows:5/3/1", 4, 5) == [5, 3, 1, 5]
     a = lengths_for("uniform:2-6", 50, 10, seed=1)
     assert a == lengths_for("uniform:2-6", 50, 10, seed=1) and min(a) >= 2 and max(a) <= 6
+
+
+def test_lengths_may_start_at_0_like_tensorflows_own_benchmark():
+    assert PARAMS["lengths"].parse("uniform:0-49") == "uniform:0-49"
+    assert PARAMS["lengths"].parse("rows:5/0/3") == "rows:5/0/3"
+    assert plan("unroll", overrides={"lengths": "uniform:0-49", "seq_len": 50}).points[0]["lengths"] == "uniform:0-49"
+    a = lengths_for("uniform:0-49", 200, 50, seed=3)
+    assert min(a) == 0 and max(a) <= 49
+    for bad, why in (("uniform:0-0", "B must be at least 1"), ("rows:0/0", "at least one row"),
+                     ("fixed:0", "lengths start at 1")):
+        with pytest.raises(RnnlabError, match=why):
+            PARAMS["lengths"].parse(bad)
+
+
+def test_a_row_of_length_0_is_all_padding_for_the_numpy_reference_and_the_checks():
+    import numpy as np
+
+    from rnnlab.tf import numpy_ref, varlen_checks as checks
+    from rnnlab.tf.weights import make_inputs, make_weights
+
+    lengths = [4, 0, 2]
+    for cell in ("rnn", "lstm", "gru"):
+        w = make_weights(cell, 1, 3, 2, 0)
+        x = make_inputs(3, 4, 2, 0)
+        out, fin = numpy_ref.forward(cell, w, x, lengths)
+        assert not out[1].any() and not fin[0]["h"][1].any()  # nothing ran: zero outputs, the zero initial state
+        h = fin[0]["h"] if cell != "lstm" else np.concatenate([fin[0]["c"], fin[0]["h"]], axis=1)
+        states = np.repeat(h[:, None, :], 4, axis=1)  # a state carried unchanged past each length
+        res = checks.run_checks(out, states, h, lengths)
+        assert all(r["ok"] for r in res.values()), res
+        assert checks.past_length_pattern(out, lengths) == "zero"
+        bad = out.copy()
+        bad[1, 3] = 1.0  # an empty row that produced an output
+        assert not checks.check_outputs_zero(bad, lengths)["ok"]
+
+
+def test_rounds_is_a_protocol_parameter_of_every_experiment_that_times_something():
+    from rnnlab import experiments
+
+    timed = {"unroll", "knobs", "precision", "padding", "seed003", "training"}
+    for exp in experiments.all_experiments():
+        assert ("rounds" in exp.params.names()) == (exp.name in timed), exp.name
+        if exp.name in timed:
+            assert exp.params["rounds"].default == 1 and exp.params["rounds"].limits() == "int in [1, 20]"
+            assert [exp.presets[p]["rounds"] for p in ("quick", "seed", "full")] == [1, 3, 3], exp.name
+    assert plan("unroll", preset="seed").points[0]["rounds"] == 3
+    assert plan("unroll", preset="seed").command() == "python -m rnnlab run unroll --preset seed"
+    with pytest.raises(RnnlabError, match=r"rounds=21 is out of limits: expected int in \[1, 20\]"):
+        plan("unroll", overrides={"rounds": "21"})

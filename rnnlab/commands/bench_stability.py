@@ -1,0 +1,165 @@
+"""``python -m rnnlab bench-stability [--experiment unroll] [--preset seed] [--variants A,B] [--rounds 3]``.
+
+A benchmark of the measurement itself, not a test: it runs the same plan twice (``fresh``, into a scratch store,
+never the user's) and shows how far the two runs' figures lie apart. Per variant and metric: each run's median over
+its rounds, their spread ``|m1 - m2| / mean``, and whether run 1's ratio-to-reference interval
+(``core.stats.ratio_interval`` over the rounds) holds run 2's ratio. Last line: the largest spread and how many
+intervals held. Progress goes to stderr, the report to stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from rnnlab import experiments
+from rnnlab.core import stats
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import fmt_seconds
+from rnnlab.core.record import Record
+from rnnlab.core.store import Store, default_path
+from rnnlab.engine import api
+
+METRICS = ("fwd_ms", "train_ms", "build_s")
+WIDTH = 120
+
+
+def setup_arguments(sub) -> None:
+    p = sub.add_parser("bench-stability", help="run a preset twice (fresh, into a scratch store) and show how far "
+                                               "the two runs' figures lie apart")
+    p.add_argument("--experiment", default="unroll", help="an experiment that times something (default: unroll)")
+    p.add_argument("--preset", default="seed", help="quick, seed or full (default: seed)")
+    p.add_argument("--variants", help="comma-separated variant names (default: the preset's)")
+    p.add_argument("--rounds", type=int, default=3, help="rounds per run (default: 3)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="a parameter of the experiment (one value each)")
+    p.add_argument("--metrics", default=",".join(METRICS), help=f"comma-separated (default: {','.join(METRICS)})")
+    p.set_defaults(func=main)
+
+
+@dataclass
+class Result:
+    lines: list[str]
+    max_spread: float | None  # percent
+    held: int  # run 1's intervals that hold run 2's ratio
+    intervals: int  # intervals compared
+    runs: tuple[list[Record], list[Record]] = field(default_factory=lambda: ([], []))
+
+
+def _spread(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or a + b == 0:
+        return None
+    return abs(a - b) / ((a + b) / 2) * 100.0
+
+
+def _num(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.3e}"
+
+
+def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, reference: str | None,
+           metrics: Sequence[str] = METRICS) -> Result:
+    """The comparison of two runs of ``plan`` (records in plan order, one per (point, variant))."""
+    nv = len(plan.variants)
+    lines: list[str] = []
+    spreads: list[tuple[float, str]] = []
+    held = compared = 0
+    head = (f"{'variant':<22} {'metric':<9} {'run 1':>10} {'run 2':>10} {'spread':>7}  "
+            f"{'ratio to reference, run 1 [interval]':<38} {'run 2':>7} {'held':>5}")
+    for pi, point in enumerate(plan.points):
+        a = {r.variant: r for r in run1[pi * nv:(pi + 1) * nv]}
+        b = {r.variant: r for r in run2[pi * nv:(pi + 1) * nv]}
+        where = f"point {pi + 1}/{len(plan.points)}: " if len(plan.points) > 1 else ""
+        shown = {k: v for k, v in point.items() if k in ("cell", "layers", "units", "batch", "seq_len", "lengths")}
+        lines.append(f"{plan.experiment}, {where}{' '.join(f'{k}={v}' for k, v in shown.items())}, "
+                     f"{point.get('rounds', 1)} rounds per run, reference {reference or '-'}"[:WIDTH])
+        lines.append(head)
+        ra, rb = a.get(reference), b.get(reference)
+        for v in plan.variants:
+            ea, eb = a.get(v), b.get(v)
+            if ea is None or eb is None or not ea.ok or not eb.ok:
+                why = (ea.error if ea is not None and not ea.ok else eb.error if eb is not None else "missing")
+                lines.append(f"{v:<22} failed: {why}"[:WIDTH])
+                continue
+            first = True
+            for m in metrics:
+                m1, m2 = ea.metrics.get(m), eb.metrics.get(m)
+                if m1 is None and m2 is None:
+                    continue
+                sp = _spread(m1, m2)
+                if sp is not None:
+                    spreads.append((sp, f"{v} {m}"))
+                ratio = "(the reference)" if v == reference else "-"
+                r2 = ok = ""
+                if reference and v != reference and ra is not None and rb is not None and ra.ok and rb.ok:
+                    i1 = stats.ratio_interval(ea.round_metrics, ra.round_metrics, m)
+                    i2 = stats.ratio_interval(eb.round_metrics, rb.round_metrics, m)
+                    if i1 is not None:
+                        ratio = f"{i1.mid:.3f} [{i1.lo:.3f} - {i1.hi:.3f}] ({i1.how}, n={i1.n})"
+                    if i2 is not None:
+                        r2 = f"{i2.mid:.3f}"
+                    if i1 is not None and i2 is not None:
+                        compared += 1
+                        inside = i1.lo <= i2.mid <= i1.hi
+                        held += inside
+                        ok = "yes" if inside else "NO"
+                name = v if first else ""
+                first = False
+                lines.append(f"{name:<22} {m:<9} {_num(m1):>10} {_num(m2):>10} "
+                             f"{'-' if sp is None else f'{sp:.1f}%':>7}  {ratio:<38} {r2:>7} {ok:>5}"[:WIDTH].rstrip())
+        lines.append("")
+    worst = max(spreads) if spreads else None
+    lines.append((f"max spread between the runs' medians: {worst[0]:.1f}% ({worst[1]}); " if worst else
+                  "max spread between the runs' medians: - (nothing measured twice); ")
+                 + f"{held} of {compared} ratio intervals of run 1 held run 2's ratio")
+    return Result(lines, None if worst is None else worst[0], held, compared, (list(run1), list(run2)))
+
+
+def run(*, experiment: str = "unroll", preset: str | None = "seed", variants: str | Sequence[str] | None = None,
+        rounds: int = 3, sets: Sequence[str] = (), metrics: Sequence[str] = METRICS, launcher=None,
+        env=None, on_progress: Callable | None = None, say: Callable[[str], None] = lambda s: None) -> Result:
+    """Run the plan twice, fresh, into a scratch store; compare. ``launcher``/``env`` as :func:`api.run`'s."""
+    exp = experiments.get(experiment)
+    if "rounds" not in exp.params.names():
+        raise RnnlabError(f"{experiment} times nothing (it checks behaviour); bench-stability needs an "
+                              "experiment that times something")
+    overrides = exp.params.parse_assignments(sets)
+    overrides["rounds"] = [exp.params["rounds"].parse(rounds)]
+    names = ([v.strip() for v in variants.split(",") if v.strip()] if isinstance(variants, str) else
+             list(variants) if variants else None)
+    plan = api.plan(experiment, preset=preset, overrides=overrides, variants=names)
+    reference = exp.reference or plan.variants[0]
+    if reference not in plan.variants:  # the ratios need it among the records
+        plan = api.plan(experiment, preset=preset, overrides=overrides, variants=[reference, *plan.variants])
+    kw = {"launcher": launcher} if launcher is not None else {}
+    if env is not None:
+        kw["env"] = env
+    with tempfile.TemporaryDirectory(prefix="rnnlab-bench-") as tmp:
+        store = Store(Path(tmp) / "bench.sqlite")
+        user = default_path()
+        if user.exists():  # read only: its cached probe saves a worker; nothing is written there
+            api.copy_probes(Store(user), store)
+        est = api.estimate(plan, store=store, fresh=True)
+        say(f"bench-stability: {plan.experiment}, 2 runs x {len(plan.variants)} variants x {len(plan.points)} "
+            f"point(s) x {rounds} rounds = {2 * est.workers} workers, about {fmt_seconds(2 * est.seconds)}")
+        runs = []
+        for i in (1, 2):
+            t0 = time.monotonic()
+            runs.append(api.run(plan, store=store, fresh=True, on_progress=on_progress, **kw))
+            say(f"bench-stability: run {i}/2 (into a scratch store) took {fmt_seconds(time.monotonic() - t0)}")
+    return report(plan, runs[0], runs[1], reference=reference, metrics=metrics)
+
+
+def main(args) -> int:
+    from rnnlab.commands.run import ProgressBar
+
+    res = run(experiment=args.experiment, preset=args.preset, variants=args.variants, rounds=args.rounds,
+              sets=args.sets, metrics=[m.strip() for m in args.metrics.split(",") if m.strip()],
+              on_progress=ProgressBar(), say=lambda s: print("rnnlab: " + s, file=sys.stderr, flush=True))
+    print("\n".join(res.lines))
+    return 0

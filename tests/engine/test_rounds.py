@@ -1,0 +1,183 @@
+"""Rounds: each (round, variant) a fresh worker, the order rotating; one record per variant with every round's
+metrics and their medians. A fake launcher (tests/workers.py): no process, no TensorFlow."""
+
+import pytest
+
+from rnnlab import experiments
+from rnnlab.core.params import param_set
+from rnnlab.core.store import Store
+from rnnlab.engine import api
+from rnnlab.engine.runner import Progress
+from rnnlab.experiments.base import Experiment
+from tests.engine.test_runner import ENV
+from tests.workers import FakeLauncher
+
+FAKE_R = Experiment(name="fake_r", version=1, title="fake", summary="rounds test",
+                    params=param_set(["units", "device", "rounds", "timeout_s"], defaults={"timeout_s": 60}),
+                    variants=("ok", "a", "b", "ok_off"), worker="tests.workers:run_variant", reference="ok",
+                    preload=())
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    experiments._load_all()
+    monkeypatch.setitem(experiments._cache, "fake_r", FAKE_R)
+    monkeypatch.setattr(api.os, "getloadavg", lambda: (0.25, 0.2, 0.1))
+    return FAKE_R
+
+
+def by_round(per_round):
+    """Metrics: ``per_round[variant][round]`` is the fwd_ms of that variant's n-th launch."""
+    seen = {}
+
+    def metrics(task, n):
+        v = task["variant"]
+        k = seen[v] = seen.get(v, -1) + 1
+        got = per_round[v][k]
+        return got if isinstance(got, str) else {"fwd_ms": got, "fwd_ms_p25": got * 0.9, "fwd_ms_p75": got * 1.1}
+    return metrics
+
+
+def go(rounds, per_round, variants, tmp_path, **kw):
+    launcher = FakeLauncher(by_round(per_round))
+    seen = []
+    p = api.plan("fake_r", variants=variants, overrides={"rounds": rounds})
+    recs = api.run(p, store=Store(tmp_path / "s.sqlite"), env=ENV, launcher=launcher, on_progress=seen.append,
+                   mem_limit_mb=None, **kw)
+    return recs, launcher, seen
+
+
+def test_three_rounds_give_one_record_per_variant_with_every_round_and_the_medians(fake, tmp_path):
+    recs, launcher, seen = go(3, {"ok": [1.0, 5.0, 2.0], "a": [4.0, 3.0, 9.0]}, ["ok", "a"], tmp_path)
+    assert [r.variant for r in recs] == ["ok", "a"]
+    ok, a = recs
+    assert [m["fwd_ms"] for m in ok.rounds] == [1.0, 5.0, 2.0] and ok.metrics["fwd_ms"] == 2.0
+    assert [m["fwd_ms"] for m in a.rounds] == [4.0, 3.0, 9.0] and a.metrics["fwd_ms"] == 4.0
+    assert a.metrics["fwd_ms_p25"] == pytest.approx(3.6)  # the median of the rounds' quartiles
+    # derived per round, then combined: 4e6 flops / 4 ms = 1 GFLOP/s
+    assert [m["gflops"] for m in a.rounds] == pytest.approx([1.0, 4 / 3, 4 / 9]) and a.metrics["gflops"] == 1.0
+    assert a.round_metrics == a.rounds and len(a.round_metrics) == 3
+    assert ok.metrics["max_abs_diff"] == 0.0 and a.metrics["max_abs_diff"] == 0.0
+    assert a.details["rounds"] == 3 and a.details["kernel"] == "test" and "failed_rounds" not in a.details
+    assert a.details["loadavg"] == [[0.25, 0.25]] * 3
+    # the store holds these records, rounds included
+    stored = Store(tmp_path / "s.sqlite").get(a.key)
+    assert stored.rounds == a.rounds and stored.metrics == a.metrics
+    # progress: (point, variant, round) tasks
+    done = [(pr.variant, pr.round) for pr in seen if pr.phase == "done"]
+    assert done == [("ok", 0), ("a", 0), ("a", 1), ("ok", 1), ("ok", 2), ("a", 2)]
+    assert {pr.total for pr in seen} == {6} and {pr.n_rounds for pr in seen} == {3}
+    assert seen[-1].fraction == 1.0
+    assert ("a", 1, "importing TensorFlow") in {(pr.variant, pr.round, pr.phase) for pr in seen}
+
+
+def test_the_order_rotates_per_round_and_the_reference_takes_part_in_every_round(fake, tmp_path):
+    per = {v: [1.0] * 4 for v in ("ok", "a", "b", "ok_off")}
+    recs, launcher, _ = go(4, per, ["a", "b", "ok_off"], tmp_path)
+    assert [r.variant for r in recs] == ["a", "b", "ok_off"]  # the reference ran but is not returned
+    assert launcher.order == ["ok", "a", "b", "ok_off",
+                              "a", "b", "ok_off", "ok",
+                              "b", "ok_off", "ok", "a",
+                              "ok_off", "ok", "a", "b"]
+    # outputs are asked for until a variant has returned them (the first round), never again
+    assert [bool(t["outputs_path"]) for t in launcher.tasks] == [True] * 4 + [False] * 12
+    assert recs[2].metrics["max_abs_diff"] == pytest.approx(0.5)  # from the first round's outputs
+    assert recs[0].metrics["max_abs_diff"] == 0.0
+
+
+def test_one_round_is_todays_record_plus_its_one_round(fake, tmp_path):
+    recs, launcher, seen = go(1, {"ok": [2.0], "ok_off": [3.0]}, ["ok", "ok_off"], tmp_path)
+    ok, off = recs
+    assert launcher.order == ["ok", "ok_off"]
+    assert off.metrics == {"fwd_ms": 3.0, "fwd_ms_p25": pytest.approx(2.7), "fwd_ms_p75": pytest.approx(3.3),
+                           "gflops": pytest.approx(4e6 / 3e-3 / 1e9), "roofline_frac": pytest.approx(4 / 300),
+                           "max_abs_diff": pytest.approx(0.5)}
+    assert off.rounds == ({k: v for k, v in off.metrics.items() if k != "max_abs_diff"},)
+    assert off.details == {"fwd_flops": 4e6, "kernel": "test", "worker_wall_s": 1.0}  # no rounds/loadavg keys
+    assert [(pr.variant, pr.phase) for pr in seen if pr.phase in ("queued", "done")] == \
+        [("ok", "queued"), ("ok", "done"), ("ok_off", "queued"), ("ok_off", "done")]
+    assert {(pr.round, pr.n_rounds, pr.total) for pr in seen} == {(0, 1, 2)}
+    again = api.run(api.plan("fake_r", variants=["ok", "ok_off"]), store=Store(tmp_path / "s.sqlite"), env=ENV,
+                    launcher=FakeLauncher(lambda t, n: pytest.fail("served from the store")))
+    assert all(r.cached for r in again) and again[1].metrics == off.metrics
+
+
+def test_a_transient_failure_in_round_2_drops_that_round(fake, tmp_path):
+    recs, launcher, seen = go(3, {"ok": [1.0, "crash", 3.0]}, ["ok"], tmp_path)
+    (r,) = recs
+    assert r.ok and [m["fwd_ms"] for m in r.rounds] == [1.0, 3.0] and r.metrics["fwd_ms"] == 2.0
+    assert r.details["failed_rounds"] == [{"round": 2, "reason": "worker crashed: killed by signal 9 (likely out"
+                                                                " of memory)"}]
+    assert len(r.details["loadavg"]) == 3 and not r.details.get("transient")
+    assert [pr.phase for pr in seen if pr.phase in ("done", "failed")] == ["done", "failed", "done"]
+
+
+def test_a_deterministic_failure_in_round_1_ends_the_variant_and_every_round_failing_is_an_error(fake, tmp_path):
+    recs, launcher, seen = go(3, {"ok": [1.0, 1.0, 1.0], "a": ["ValueError: bad shapes"],
+                                  "b": ["crash", "crash", "crash"]}, ["ok", "a", "b"], tmp_path)
+    ok, a, b = recs
+    assert a.error == "ValueError: bad shapes" and a.details == {} and a.rounds == ()
+    assert launcher.order.count("a") == 1 and launcher.order.count("b") == 3
+    assert b.error.startswith("worker crashed") and b.details["transient"] and len(b.details["failed_rounds"]) == 3
+    assert ok.ok and len(ok.rounds) == 3
+    assert seen[-1].index == seen[-1].total - 1 == 8 and seen[-1].fraction == 1.0
+
+
+def test_loadavg_skipped_silently_where_unavailable(fake, tmp_path, monkeypatch):
+    def none():
+        raise OSError("no load average here")
+
+    monkeypatch.setattr(api.os, "getloadavg", none)
+    recs, _, seen = go(2, {"ok": [1.0, 2.0]}, ["ok"], tmp_path)
+    assert "loadavg" not in recs[0].details and recs[0].details["rounds"] == 2
+    assert not any(pr.warning for pr in seen)
+
+
+@pytest.mark.parametrize("load,warned", [(1.5, True), (1.0, False)])
+def test_a_busy_machine_is_warned_about_not_refused(fake, tmp_path, monkeypatch, load, warned):
+    monkeypatch.setattr(api.os, "getloadavg", lambda: (load, 0.0, 0.0))
+    recs, _, seen = go(1, {"ok": [1.0]}, ["ok"], tmp_path)  # ENV says 2 cores
+    warnings = [pr for pr in seen if pr.warning]
+    assert recs[0].ok
+    if warned:
+        assert len(warnings) == 1 and warnings[0] is seen[0] and warnings[0].variant == ""
+        assert warnings[0].phase == "warning: machine busy (load 1.5 on 2 cores): timings may be noisy"
+        assert warnings[0].fraction == 0.0
+    else:
+        assert not warnings
+
+
+def test_progress_defaults_keep_old_callers_working():
+    pr = Progress("unroll", "tf1_static", "build", 1, 4, 0.5, 0, 1)
+    assert (pr.round, pr.n_rounds) == (0, 1) and pr.fraction == pytest.approx(1.5 / 4)
+    assert Progress("unroll", "tf1_static", "importing TensorFlow", 0, 4, 0.5).fraction > 0  # moves while importing
+    assert Progress("unroll", "tf1_static", "done", 3, 4, 0.5).fraction == 1.0
+
+
+def test_the_job_manager_keeps_warnings_apart_from_progress():
+    from rnnlab.engine.jobs import JobManager
+
+    def fake_run(plan, *, on_progress, **kw):
+        on_progress(Progress("unroll", "", "warning: machine busy (load 3.0 on 2 cores): timings may be noisy", 0, 1,
+                             0.0))
+        on_progress(Progress("unroll", "", "measuring this machine once", 0, 1, 0.0))
+        on_progress(Progress("unroll", "tf1_static", "build", 0, 1, 0.1))
+        return []
+
+    mgr = JobManager(runner=fake_run)
+    job = mgr.submit(api.plan("unroll", preset="quick", variants=["tf1_static"], available_mb=float("inf")))
+    import time
+
+    t0 = time.monotonic()
+    while job.active and time.monotonic() - t0 < 5:
+        time.sleep(0.01)
+    assert job.warnings == ["machine busy (load 3.0 on 2 cores): timings may be noisy"]
+    assert job.progress.phase == "build" and job.note is None
+
+
+def test_estimate_counts_rounds_and_the_reference(fake, tmp_path):
+    p = api.plan("fake_r", variants=["a", "b"], overrides={"rounds": 3, "units": [4, 8]})
+    assert p.n_tasks == 4 and p.n_runs == 12
+    est = api.estimate(p, store=Store(tmp_path / "e.sqlite"), fresh=True)
+    assert est.workers == 18 and est.stored == 0 and not est.from_timings  # + the reference "ok", every round
+    assert est.seconds == pytest.approx(18 * (api.WORKER_START_S + api.WORK_S.get("fake_r", 20.0)), rel=0.5)
