@@ -54,7 +54,8 @@ LABELS = {
 }
 
 METRICS_DOC = {
-    "build_s": "building the forward graph (no run), s",
+    "build_s": "building the forward graph (no run): the median of the warm builds after the first, s",
+    "first_build_s": "the first (cold) build in the worker, s (rnnlab.tf.measure.BUILD_REPEATS warm ones follow)",
     "graph_nodes": "nodes of the forward graph plus its function library (a while_loop body counts once), count",
     "first_call_s": "first forward run after building, s",
     "fwd_ms": "median forward pass after warm-up, ms (fwd_ms_p25 / fwd_ms_p75: quartiles)",
@@ -86,16 +87,17 @@ def check(p: dict, variants: tuple, *, available_mb: float | None = None) -> Non
 
 
 PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "device", "repeats", "warmup",
-                   "seed", "timeout_s"],
+                   "seed", "rounds", "timeout_s"],
                    defaults={"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100,
                              "input_dim": 64, "repeats": 20},
                    extra=[Param("first_n", "int", 50, "static_first_n: time steps unrolled (seed 000: 50 of 100)",
                                 1, 2000)])
-SEED = seeds.for_params(seeds.SEED_000, PARAMS.names(), first_n=seeds.SEED_000_FIGURES["unstack_num"])
+SEED = seeds.for_params(seeds.SEED_000, PARAMS.names(), first_n=seeds.SEED_000_FIGURES["unstack_num"],
+                        rounds=3)
 
 EXPERIMENT = Experiment(
     name="knobs",
-    version=1,
+    version=2,  # 2: build_s is the median of warm builds; the cold one is first_build_s
     title="Tuning knobs: parallel_iterations, swap_memory, time_major, unrolling only the first N steps",
     summary="Seed 000's performance tips, one knob at a time against dynamic_rnn's defaults: parallel_iterations "
             "1 / 32 / 128, swap_memory on/off, time_major on/off, and static_rnn unrolled over every step versus "
@@ -107,7 +109,7 @@ EXPERIMENT = Experiment(
     reference="dynamic_default",
     presets={
         "quick": {"cell": "rnn", "units": 32, "layers": 1, "batch": 8, "seq_len": 20, "input_dim": 16,
-                  "first_n": 10, "repeats": 5, "warmup": 1,
+                  "first_n": 10, "repeats": 5, "warmup": 1, "rounds": 1,
                   "variants": ["dynamic_default", "dynamic_pi1", "static_first_n"]},
         "seed": SEED,
         "full": {**SEED, "cell": ["rnn", "lstm"], "seq_len": [50, 100, 200], "first_n": 50},

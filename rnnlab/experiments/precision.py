@@ -56,7 +56,8 @@ def split(variant: str) -> tuple[str, str]:
 
 
 METRICS_DOC = {
-    "build_s": "building (TF1) or tracing (Keras) the forward pass, s",
+    "build_s": "building (TF1) or tracing (Keras) the forward pass: the median of the warm builds after the first, s",
+    "first_build_s": "the first (cold) build in the worker, s (rnnlab.tf.measure.BUILD_REPEATS warm ones follow)",
     "graph_nodes": "nodes of the forward graph and its function library, count",
     "first_call_s": "first forward run, s",
     "fwd_ms": "median forward pass after warm-up, ms (fwd_ms_p25 / fwd_ms_p75: quartiles)",
@@ -82,14 +83,14 @@ METRICS_DOC = {
 
 
 PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "device", "repeats", "warmup",
-                   "seed", "timeout_s"],
+                   "seed", "rounds", "timeout_s"],
                    defaults={"cell": "lstm", "units": 128, "layers": 1, "batch": 32, "seq_len": 100,
                              "input_dim": 64, "repeats": 20})
-SEED = seeds.for_params(seeds.SEED_000, PARAMS.names())
+SEED = seeds.for_params(seeds.SEED_000, PARAMS.names(), rounds=3)
 
 EXPERIMENT = Experiment(
     name="precision",
-    version=1,
+    version=2,  # 2: build_s is the median of warm builds; the cold one is first_build_s
     title="Mixed precision: float32, mixed_float16, bfloat16",
     summary="The same RNN in float32, mixed_float16 and bfloat16 through the Keras 3 layers, keras RNN(cell) and "
             "TF1 dynamic_rnn (cast-based), plus seed 000's 'set a global mixed_float16 policy and dynamic_rnn "
@@ -100,11 +101,11 @@ EXPERIMENT = Experiment(
     reference="keras_float32",
     presets={
         "quick": {"cell": "lstm", "units": 32, "layers": 1, "batch": 8, "seq_len": 20, "input_dim": 16,
-                  "repeats": 5, "warmup": 1,
+                  "repeats": 5, "warmup": 1, "rounds": 1,
                   "variants": ["keras_float32", "keras_mixed_float16", "tf1_dynamic_policy"]},
         "seed": SEED,
         "full": {"cell": ["rnn", "lstm", "gru"], "units": 128, "layers": 1, "batch": 32, "seq_len": [50, 100],
-                 "input_dim": 64},
+                 "input_dim": 64, "rounds": 3},
     },
     metrics_doc=METRICS_DOC,
     page="claims",

@@ -42,12 +42,12 @@ def check(p: dict, variants: tuple, *, available_mb: float | None = None) -> Non
 
 
 PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "dtype", "lengths", "time_major",
-                    "parallel_iterations", "swap_memory", "device", "repeats", "warmup", "seed", "timeout_s"])
-SEED = seeds.for_params(seeds.SEED_000, PARAMS.names())
+                    "parallel_iterations", "swap_memory", "device", "repeats", "warmup", "seed", "rounds", "timeout_s"])
+SEED = seeds.for_params(seeds.SEED_000, PARAMS.names(), rounds=3)
 
 EXPERIMENT = Experiment(
     name="unroll",
-    version=1,
+    version=2,  # 2: build_s is the median of warm builds; the cold one is first_build_s
     title="Static vs dynamic unrolling",
     summary="Every way TensorFlow can unroll an RNN, at one configuration: build time, graph size, first call, "
             "forward and training step, peak memory, numeric agreement.",
@@ -57,7 +57,7 @@ EXPERIMENT = Experiment(
     reference=REFERENCE,
     presets={
         "quick": {"cell": "rnn", "units": 32, "layers": 1, "batch": 8, "seq_len": 20, "input_dim": 16, "repeats": 5,
-                  "warmup": 1, "variants": ["tf1_static", "tf1_dynamic", "tf2_while", "keras"]},
+                  "warmup": 1, "rounds": 1, "variants": ["tf1_static", "tf1_dynamic", "tf2_while", "keras"]},
         "seed": SEED,
         "full": {**SEED, "cell": ["rnn", "lstm", "gru"], "seq_len": [25, 50, 100, 200, 400], "repeats": 20,
                  "variants": ["tf1_static", "tf1_dynamic", "tf2_unrolled", "tf2_while", "keras", "keras_unroll",
@@ -65,6 +65,8 @@ EXPERIMENT = Experiment(
     },
     check=check,
     metrics_doc={
+        "first_build_s": "the first (cold) build of the forward graph in the worker, s; build_s is the median of "
+                         "the warm builds after it (rnnlab.tf.measure.BUILD_REPEATS)",
         "train_build_s": "building the training step (gradients + Adam) on top of the forward pass, s",
         "train_first_call_s": "first training step after building it, s",
         "ref_abs_diff": "max abs difference of outputs and final states against a float64 NumPy reference",

@@ -114,6 +114,10 @@ class KerasRunner:
         self.fwd = tf.function(self._forward, jit_compile=self._jit(), autograph=False)
         self.concrete = self.fwd.get_concrete_function(self.x)
 
+    def drop_forward(self) -> None:
+        """Let go of the layers and the traced function (measure.time_builds makes new ones and traces again)."""
+        self.layers = self.x = self.mask = self.fwd = self.concrete = None
+
     def forward_graph_def(self):
         gd = self.concrete.graph.as_graph_def()
         cudnn = any(op.startswith("CudnnRNN") for op in _graph_ops(gd))

@@ -177,6 +177,10 @@ class TF1Runner:
         self.fg = self._build(train=False)
         self.fetches = {"outputs": self.fg["outputs"], "states": self.fg["states"]}
 
+    def drop_forward(self) -> None:
+        """Let go of the forward graph (measure.time_builds builds it again into a new tf.Graph)."""
+        self.fg = self.fetches = None
+
     def forward_graph_def(self):
         """Only what computing outputs and final states needs (no initializers), plus the function library."""
         gd = self.fg["graph"].as_graph_def()

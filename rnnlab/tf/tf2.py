@@ -160,6 +160,10 @@ class TF2Runner:
         self.fwd = tf.function(self._forward, jit_compile=self._jit(), autograph=False)
         self.concrete = self.fwd.get_concrete_function(self.x)
 
+    def drop_forward(self) -> None:
+        """Let go of the variables and the traced function (measure.time_builds builds and traces them again)."""
+        self.cells = self.x = self.fwd = self.concrete = None
+
     def forward_graph_def(self):
         return self.concrete.graph.as_graph_def()
 

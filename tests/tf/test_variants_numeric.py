@@ -100,6 +100,7 @@ def test_metrics_details_and_phases():
         assert set(METRICS) <= set(m), (variant, set(METRICS) - set(m))
         assert all(isinstance(m[k], float) and math.isfinite(m[k]) and m[k] >= 0 for k in m), (variant, m)
         assert m["graph_nodes"] > 0 and m["fwd_ms_p25"] <= m["fwd_ms"] <= m["fwd_ms_p75"]
+        assert m["first_build_s"] > 0 and m["build_s"] > 0 and m["train_build_s"] > 0, variant  # cold, warm, train
         assert m["train_ms_p25"] <= m["train_ms"] <= m["train_ms_p75"]
         assert d["fwd_flops"] > 0 and d["lengths"] == [5, 3, 1] and d["dtype"] == "float32"
         assert d["xla"] is variant.endswith("+xla")
