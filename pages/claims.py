@@ -27,11 +27,11 @@ SECTIONS = {"knobs": ("Tuning knobs", "tuning-knobs", "seed 000 §5.3"),
             "training": ("A real training task", "training", "seed 004")}
 RUN_WHERE = P + "run_section"  # the section whose Run button started the run: its progress shows there
 ICON = {"holds": ":green[:material/check_circle:]", "does not hold": ":red[:material/cancel:]",
-        "depends": ":orange[:material/contrast:]", "not measured": ":gray[:material/radio_button_unchecked:]",
-        "not measurable here": ":gray[:material/block:]"}
+        "depends": ":orange[:material/contrast:]", "too noisy to call": ":violet[:material/blur_on:]",
+        "not measured": ":gray[:material/radio_button_unchecked:]", "not measurable here": ":gray[:material/block:]"}
 CELL = {"holds": "background-color: #d9f2e3", "does not hold": "background-color: #fbdada",
-        "depends": "background-color: #fdeccc", "not measured": "color: #6b6b6b",
-        "not measurable here": "color: #6b6b6b"}
+        "depends": "background-color: #fdeccc", "too noisy to call": "background-color: #ebe3f7",
+        "not measured": "color: #6b6b6b", "not measurable here": "color: #6b6b6b"}
 
 sync = ui.UrlSync(P, experiment="unroll", names=REC_NAMES, defaults=REC_DEFAULTS, default_variants=BASE,
                   extra_defaults=CV.SETTING_DEFAULTS, allowed_variants=list(VARIANTS))
@@ -83,7 +83,7 @@ if records:
     st.caption(f"Judged on {len(records)} records: {ui.md_escape(CV.source_note(records))}.")
 else:
     st.info("Nothing is measured yet, so every claim is *not measured*. A first look at the unrolling claims takes "
-            f"about a minute: `{CV.quick_command('unroll')}` in a terminal, or press **Run** in a "
+            f"under a minute: `{CV.quick_command('unroll')}` in a terminal, or press **Run** in a "
             "claim's row below; each claim names the command that measures it.", icon=":material/info:")
 st.markdown("On this page: [the claims](#the-claims) · " + " · ".join(f"[{t}](#{a})" for t, a, _ in SECTIONS.values())
             + " · [fastest for you](#fastest-for-you)")

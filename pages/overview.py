@@ -17,7 +17,7 @@ with ui.guard("Reading the stored results"):
 
     st.header("Findings", divider="gray")
     if not cards.found:
-        st.info("No results yet. Measure a first, small configuration (about a minute on 2 cores): in a terminal "
+        st.info("No results yet. Measure a first, small configuration (under a minute on 2 cores): in a terminal "
                 f"`{O.first_command()}`, or open **Unrolling**, press **Quick** and then **Run**.",
                 icon=":material/info:")
         ui.page_link("unrolling", "Open Unrolling")

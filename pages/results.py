@@ -61,8 +61,8 @@ st.caption(f"{len(shown)} of {len(df)} records; select rows with the boxes on th
 rows_sig = hashlib.sha256("|".join(shown["_id"]).encode()).hexdigest()[:10]
 event = st.dataframe(
     shown, key=P + "table-" + rows_sig, on_select="rerun", selection_mode="multi-row", hide_index=True, width="stretch",
-    column_order=["experiment", "variant", "config", "status", "fwd_ms", "train_ms", "date", "source", "device",
-                  "machine"],
+    column_order=["experiment", "variant", "config", "status", "fwd_ms", "train_ms", "check", "date", "source",
+                  "device", "machine"],
     column_config={
         "date": st.column_config.TextColumn("date (UTC)"),
         "config": st.column_config.TextColumn(width="medium"),
@@ -70,6 +70,7 @@ event = st.dataframe(
         "fwd_ms": st.column_config.NumberColumn("forward (ms)", format="%.3g"),
         "train_ms": st.column_config.NumberColumn("train step (ms)", format="%.3g"),
         "status": st.column_config.TextColumn("status", width="small", help="ok, or why the variant failed"),
+        "check": st.column_config.TextColumn("check", width="medium", help=R.CHECK_HELP),
     })
 picked = [shown.loc[i, "_id"] for i in (event.selection.rows if event is not None else []) if i < len(shown)]
 picked_recs = [by_key[k] for k in picked if k in by_key]

@@ -37,7 +37,7 @@ b1, b2, _ = st.columns([2, 2, 5])
 b1.button("Seed configuration", on_click=_preset, args=("seed",), icon=":material/restart_alt:",
           help="rnn, 3 layers x 128 units, batch 32, 100 steps, 64 inputs, float32: the seed's own configuration",
           key=P + "preset_seed")
-b2.button("Quick (about a minute)", on_click=_preset, args=("quick",), icon=":material/bolt:",
+b2.button("Quick (under a minute)", on_click=_preset, args=("quick",), icon=":material/bolt:",
           help="rnn, 1x32, batch 8, 20 steps, 4 variants, 5 timed steps: a first look", key=P + "preset_quick")
 
 ps = EXP.params
@@ -51,14 +51,14 @@ c[6].selectbox("dtype", ps["dtype"].choices, key=P + "dtype", help=ps["dtype"].h
 st.multiselect("variants", U.VARIANTS, format_func=lambda v: f"{v}: {U.variant_label(v)}",
                key=P + "variants", help="tf1_dynamic is the reference: it runs with every measurement so the "
                                         "outputs of the others can be compared against it")
-_timing = ("repeats", "warmup", "device")
+_timing = ("repeats", "warmup", "rounds", "device")
 with st.expander("Timing and device", expanded=any(st.session_state.get(P + n) != SEED[n] for n in _timing)):
-    t = st.columns(3)
-    for col, name in zip(t[:2], ("repeats", "warmup")):
+    t = st.columns(4)
+    for col, name in zip(t[:3], ("repeats", "warmup", "rounds")):
         p = ps[name]
         col.number_input(name, min_value=int(p.lo), max_value=int(p.hi), step=1, key=P + name,
                          help=f"{p.help} ({int(p.lo)} to {int(p.hi)})")
-    t[2].selectbox("device", ps["device"].choices, key=P + "device", help=ps["device"].help)
+    t[3].selectbox("device", ps["device"].choices, key=P + "device", help=ps["device"].help)
 
 values = {n: st.session_state[P + n] for n in U.UNROLL_CONTROLS}
 if values["device"] == "gpu" and U.no_gpu_here():
@@ -136,11 +136,12 @@ else:
     if st.session_state.get(P + "ref") not in options:
         st.session_state[P + "ref"] = DEFAULT_REF if DEFAULT_REF in options else options[0]
     st.selectbox("ratios against", options, format_func=lambda v: f"{v}: {U.variant_label(v)}", key=P + "ref",
-                 width=420, help="each ratio column divides the row's value by this variant's (>1: takes more)")
+                 width=420, help="each ratio column divides the row's value by this variant's (>1: takes more); "
+                                 "in brackets its interval, across rounds or from the timed steps' quartiles")
     ref = st.session_state[P + "ref"]
     sync.write(values, chosen, {"ref": ref})
     view = U.comparison(shown, reference=ref, point=point)
-    st.dataframe(ui.comparison_frame(view), hide_index=True, key=P + "table", width="stretch",
+    st.dataframe(ui.comparison_frame(U.screen(view)), hide_index=True, key=P + "table", width="stretch",
                  column_config={"variant": st.column_config.TextColumn(pinned=True)})
     st.caption(view.caption)
 

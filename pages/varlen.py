@@ -25,19 +25,19 @@ SECTIONS = {
                   ("zero_output_for_mask", "device", "seed"),
                   (("seed", "Seed 001's example", "lstm 32 units, 4 rows of true lengths 50/35/20/5 padded to 50 "
                                                   "steps: seed 001's 'the longest input is 50, the others shorter'"),
-                   ("quick", "Quick (about a minute)", "lstm 8 units, 4 rows 8/5/2/1 padded to 8, one variant per "
+                   ("quick", "Quick (under a minute)", "lstm 8 units, 4 rows 8/5/2/1 padded to 8, one variant per "
                                                        "behaviour")),
                   vv.LABELS["varlen"]),
     "cost": ("What padding costs", "padding", P + "pad.",
              ("cell", "units", "batch", "seq_len", "input_dim", "lengths", "n_sequences", "buckets"),
-             ("repeats", "warmup", "parallel_iterations", "n_classes", "device", "seed"),
+             ("repeats", "warmup", "rounds", "parallel_iterations", "n_classes", "device", "seed"),
              (("seed", "Seed 001's data", "1,024 sequences of true length 1 to 50, lstm 128 units, batch 32, 4 "
                                           "buckets: a few minutes"),
-              ("quick", "Quick (about a minute)", "48 sequences of length 2 to 20, lstm 16 units, 4 strategies")),
+              ("quick", "Quick (under a minute)", "48 sequences of length 2 to 20, lstm 16 units, 4 strategies")),
              vv.LABELS["padding"]),
     "seed003": ("Seed 003 reproduced", "seed003", P + "s003.",
                 ("units", "batch", "seq_len", "input_dim", "lengths", "parallel_iterations"),
-                ("interval", "steps", "n_data", "device", "seed"),
+                ("interval", "steps", "n_data", "rounds", "device", "seed"),
                 (("seed", "Seed 003's exact configuration", "BasicLSTMCell(200), batch 200, 300 steps of 16 "
                                                             "features, every true length 20, Adam; 100 + 100 timed "
                                                             "steps: several minutes on a CPU"),

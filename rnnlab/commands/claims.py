@@ -16,8 +16,9 @@ def setup_arguments(sub) -> None:
     p = sub.add_parser("claims", help="the seeds' claims, judged on the stored and bundled results")
     p.add_argument("--format", default="table", choices=("table", "md", "json"))
     p.add_argument("--status", action="append", default=[], metavar="S",
-                   help="only claims with this verdict (repeatable): holds, does-not-hold, depends, not-measured, "
-                        "not-measurable-here")
+                   help="only claims with this verdict (repeatable): holds, does-not-hold, depends, "
+                        "too-noisy-to-call, not-measured, not-measurable-here (spaces also work: \"too noisy to "
+                        "call\")")
     p.add_argument("--seed", action="append", default=[], metavar="NNN", help="only this seed's claims (000, 001, "
                    "003, 004; repeatable)")
     p.add_argument("--no-baseline", action="store_true", help="only this machine's store, not the bundled results")

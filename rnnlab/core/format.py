@@ -9,6 +9,7 @@ from typing import Any
 # metric name -> (column label with unit, how to format)
 METRICS: dict[str, tuple[str, str]] = {
     "build_s": ("build (s)", "s"),
+    "first_build_s": ("first build (s)", "s"),
     "graph_nodes": ("graph nodes", "int"),
     "first_call_s": ("first call (s)", "s"),
     "fwd_ms": ("forward (ms)", "ms"),
@@ -122,3 +123,30 @@ def fmt_params(params: dict, names: tuple[str, ...] = ("cell", "layers", "units"
 def fmt_rate(gflops: float) -> str:
     """A matmul rate as the sidebar, chart titles and tables write it: "307 GFLOP/s"."""
     return f"{gflops:,.0f} GFLOP/s"
+
+
+# -- intervals (core.stats.Interval: lo, mid, hi, how, n, known) ---------------------------------------------
+def _bare(x: float) -> str:
+    return fmt_ratio(x).removesuffix("x")  # "0.60"
+
+
+def fmt_span(iv, *, invert: bool = False) -> str:
+    """An interval's bounds, "0.60–0.66" ("" when no spread is known); ``invert``: of the reciprocal ratio."""
+    if iv is None or not iv.known:
+        return ""
+    lo, hi = (1 / iv.hi, 1 / iv.lo) if invert else (iv.lo, iv.hi)
+    return f"{_bare(lo)}–{_bare(hi)}"
+
+
+def fmt_ratio_cell(iv) -> str:
+    """A ratio as every table writes it: "0.63x (0.60–0.66)"; "0.63x" without a known spread; "–" without a ratio."""
+    if iv is None:
+        return "–"
+    return fmt_ratio(iv.mid) + (f" ({fmt_span(iv)})" if iv.known else "")
+
+
+def interval_words(iv) -> str:
+    """Where an interval comes from, for a sentence: "across 5 rounds", "from the timed steps' quartiles", ""."""
+    if iv is None or not iv.known:
+        return ""
+    return f"across {iv.n} rounds" if iv.how == "rounds" else "from the timed steps' quartiles"

@@ -1,9 +1,11 @@
 """The judging rules: margins, tolerances and "A beats B", the same for every claim, finding, page and export (pure).
 
 - A speed or memory difference counts at ``MARGIN`` (10%) or more: A beats B when ``1 - A/B >= MARGIN`` (the seeds'
-  own percentages are of this kind: 482 -> 387 ms is "about 20% faster"). When both records carry quartiles of their
-  timed steps (``<metric>_p25`` / ``_p75``) a win also needs A's p75 below B's p25, and overlapping quartiles are
-  never a loss ("within the noise").
+  own percentages are of this kind: 482 -> 387 ms is "about 20% faster"), judged on the whole interval of A/B
+  (``core.stats.ratio_interval``: across rounds, else from one round's quartiles) by :func:`call`: the interval
+  clears the margin (holds), misses it (does not hold), or straddles it ("too noisy to call").
+- Rounds whose spread exceeds ``NOISE`` flag their figure as noisy; :func:`impossible` names what cannot be true.
+- A measurement taken while the machine's load exceeded ``BUSY`` of its cores says so.
 - Numbers that should agree (a float32 variant against a float64 reference, a converted model against the TF1
   graph) agree when they differ by at most ``ATOL``.
 - A ratio within ``MARGIN`` of 1 reads "about the same" in every sentence rnnlab writes.
@@ -14,10 +16,12 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
-STATUSES = ("holds", "does not hold", "depends", "too noisy to call", "not measured", "not measurable here")
+NOISY = "too noisy to call"  # the status of a claim whose interval straddles the margin
+STATUSES = ("holds", "does not hold", "depends", NOISY, "not measured", "not measurable here")
 MARGIN = 0.10  # a speed or memory difference below 10% is not a difference
 NOISE = 0.10  # rounds that disagree by more than 10% of their median: the figure is flagged as noisy
 ATOL = 1e-5  # float32 against a float64 reference or a converted model: "computes the same"
+BUSY = 0.5  # a 1-minute load above this share of the cores: "measured on a busy machine"
 
 
 def gain(win: float, lose: float) -> float:
@@ -30,33 +34,6 @@ def agrees(diff: float | None, atol: float = ATOL) -> bool:
     return diff is not None and math.isfinite(diff) and diff <= atol
 
 
-def _quartiles(m: Mapping[str, float], metric: str) -> tuple[float, float] | None:
-    lo, hi = m.get(f"{metric}_p25"), m.get(f"{metric}_p75")
-    return None if lo is None or hi is None else (lo, hi)
-
-
-def beats(win: Mapping[str, float], lose: Mapping[str, float], metric: str, at_least: float = MARGIN, *,
-          higher: bool = False) -> tuple[bool, str]:
-    """Does ``win`` save at least ``at_least`` of ``lose``'s ``metric``? (metrics mappings of two records)
-
-    ``at_least`` < 0 means "is not more than that much worse". ``higher``: the metric is a rate (steps/s), so more
-    is better. Returns (outcome, a note for the reader: "" or " (quartiles overlap: within the noise)")."""
-    w, l = win[metric], lose[metric]
-    if higher:
-        w, l = 1.0 / w if w else math.inf, 1.0 / l if l else math.inf
-    g = gain(w, l)
-    qw, ql = _quartiles(win, metric), _quartiles(lose, metric)
-    if qw is None or ql is None:
-        return g >= at_least, ""
-    if higher:  # quartiles of a rate turn around under 1/x
-        qw, ql = (1 / qw[1], 1 / qw[0]), (1 / ql[1], 1 / ql[0])
-    (w25, w75), (l25, l75) = qw, ql
-    overlap = w25 <= l75 and l25 <= w75
-    ok = (g >= at_least and w75 < l25) if at_least > 0 else (g >= at_least or overlap)
-    note = " (quartiles overlap: within the noise)" if overlap and abs(g) >= MARGIN else ""
-    return ok, note
-
-
 def call(interval, at_least: float = MARGIN) -> str:
     """Judge "A saves at least ``at_least`` of B" from the interval of A/B (``core.stats.Interval``):
     "holds" when the whole interval clears it, "does not hold" when none of it does, else "too noisy to call"."""
@@ -65,7 +42,7 @@ def call(interval, at_least: float = MARGIN) -> str:
         return "holds"
     if interval.lo > bound:
         return "does not hold"
-    return "too noisy to call"
+    return NOISY
 
 
 def noisy(spread: float | None) -> bool:
@@ -95,6 +72,18 @@ def aggregate(outcomes: Sequence[bool]) -> str:
     if not any(outcomes):
         return "does not hold"
     return "depends"
+
+
+def combine(statuses: Sequence[str]) -> str:
+    """Several calls of one claim (:func:`call`'s, or whole verdicts) -> one status: all alike, that; a "holds"
+    beside a "does not hold" (or a "depends"), "depends"; else some are too noisy: "too noisy to call". None: "not
+    measured" (:func:`aggregate` for the calls that are only holds / does not hold)."""
+    s = set(statuses)
+    if NOISY not in s and "depends" not in s:
+        return aggregate([x == "holds" for x in statuses])
+    if "depends" in s or {"holds", "does not hold"} <= s:
+        return "depends"
+    return NOISY
 
 
 def about_same(ratio: float) -> bool:

@@ -22,6 +22,9 @@ def _str_map(value) -> dict[str, str]:
     return {str(k): "" if v is None else str(v) for k, v in dict(value or {}).items()}
 
 
+BOUNDS = (" (low)", " (high)")  # a ratio column's interval, as raw columns beside it: "forward vs ref (low)"
+
+
 @dataclass(frozen=True)
 class TableView:
     title: str  # "Unrolling: rnn, 3x128, batch 32, 100 steps"
@@ -81,3 +84,14 @@ def to_frame(table: TableView):
     import pandas as pd
 
     return pd.DataFrame(list(table.rows), columns=list(table.columns), dtype=object)
+
+
+def without_bounds(view: TableView) -> TableView:
+    """``view`` without its interval columns (:data:`BOUNDS`): what a screen, a terminal and a document (Markdown,
+    LaTeX, slides) show, the ratio cells carrying the interval in their text; CSV and JSON keep them."""
+    keep = [i for i, c in enumerate(view.columns) if not c.endswith(BOUNDS)]
+    if len(keep) == len(view.columns):
+        return view
+    pick = lambda row: tuple(row[i] for i in keep)  # noqa: E731
+    return TableView(title=view.title, caption=view.caption, columns=pick(view.columns),
+                     rows=tuple(map(pick, view.rows)), raw=tuple(map(pick, view.raw)), provenance=view.provenance)

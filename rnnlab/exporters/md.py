@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from rnnlab.core.views import Report, TableView
+from rnnlab.core.views import Report, TableView, without_bounds
 from rnnlab.exporters.base import SCHEMA, Artifact, Exporter, label, numeric_columns, own, require, slug
 
 
@@ -43,7 +43,7 @@ class MarkdownExporter(Exporter):
         out = [f"<!-- rnnlab export (schema {SCHEMA}): markdown -->", f"# {report.title}", ""]
         if report.subtitle:
             out += [report.subtitle, ""]
-        for table in report.tables:
+        for table in map(without_bounds, report.tables):
             out += table_lines(table)
             extra = own(report, table)
             if extra:

@@ -22,7 +22,7 @@ import struct
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from rnnlab.core.views import ChartView, Report, TableView
+from rnnlab.core.views import ChartView, Report, TableView, without_bounds
 from rnnlab.exporters.base import Artifact, Exporter, chart_png, label, merged, numeric_columns, provenance_lines, provenance_summary, slug
 
 # Geometry in inches (16:9 slide).
@@ -232,7 +232,7 @@ class PptxExporter(Exporter):
         self._properties(deck, report)
         slides: list = []  # (slide, provenance) so footers can say "k / N"
         slides.append((self._title_slide(deck, report), dict(report.provenance)))
-        for table in report.tables:
+        for table in map(without_bounds, report.tables):
             slides += [(s, merged(report, table)) for s in self._table_slides(deck, table)]
         for chart in report.charts:
             slides.append((self._chart_slide(deck, chart), merged(report, chart)))

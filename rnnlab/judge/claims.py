@@ -10,6 +10,8 @@ Statuses (``rnnlab.core.rules.STATUSES``):
 - ``holds`` / ``does not hold``: the records decide it, every configuration judged agrees;
 - ``depends``: the records show it holds in some measured configurations or measures and not in others
   (``measured`` says where);
+- ``too noisy to call``: the interval of a ratio the claim rests on reaches across the margin (its spread across
+  rounds, or the quartiles of a one-round record's timed steps), and nothing measured contradicts it either way;
 - ``not measured``: no usable record (``why`` gives the command that makes them);
 - ``not measurable here``: a GPU claim and only CPU records (this machine has no GPU). GPU records from
   anywhere (bundled ``data/baseline`` files, ``python -m rnnlab import``) are used when present.
@@ -24,11 +26,13 @@ and which records may be compared is ``rnnlab.judge.select``'s):
 - Configuration. A claim about a seed's own configuration is judged on records at exactly that configuration when
   there are any (the other configurations are then summarised in ``measured``); otherwise on every configuration
   measured, said as "not the seed configuration".
-- Speed and memory (``rules.beats``). "A is faster / smaller than B" holds when A saves at least ``rules.MARGIN``
-  (10%) of B's time or memory; "A is not slower than B" holds when A is not more than 10% worse. When the records
-  carry quartiles (``fwd_ms_p25``/``_p75`` ...) a win also needs A's p75 below B's p25, and overlapping quartiles
-  never count as a loss. Forward and training steps are judged separately; if they disagree the claim depends.
-  ``measured`` always gives the numbers, so a reader can see how close a call was.
+- Speed and memory (``rules.call(stats.ratio_interval(...))``). "A is faster / smaller than B" holds when A saves
+  at least ``rules.MARGIN`` (10%) of B's time or memory over the whole interval of A/B; "A is not slower than B"
+  holds when A is not more than 10% worse over the whole interval. The interval is the per-round ratios when both
+  records have two rounds or more, else the quartiles of the timed steps (``fwd_ms_p25``/``_p75`` ...: A.p25/B.p75
+  .. A.p75/B.p25), else the ratio alone. An interval on both sides of the margin is "too noisy to call" (never a
+  loss). Forward and training steps are judged separately; if they disagree the claim depends. ``measured`` always
+  gives the numbers and the interval, so a reader can see how close a call was.
 - Several records of one variant at one configuration and machine: ``select.best`` (this machine's, then imported,
   then bundled; a successful one before a failed one; then the newest).
 """
@@ -43,8 +47,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from rnnlab.core import format as fmt
 from rnnlab.core import rules
 from rnnlab.core.record import Record
+from rnnlab.core.stats import Interval
 from rnnlab.experiments import seeds
-from rnnlab.judge import select
+from rnnlab.judge import findings, select
 
 
 @dataclass(frozen=True)
@@ -225,23 +230,49 @@ def _val(metric: str, v: float | None) -> str:
     return fmt.fmt_metric(metric, v) + _UNITS.get(metric, "")
 
 
-def _compare_text(metric: str, win_name: str, lose_name: str, win: Record, lose: Record) -> str:
+_interval = findings.interval  # a/b of a metric with its interval (core.stats.ratio_interval over the rounds)
+
+
+NOISY = rules.NOISY
+
+
+def _call(iv: Interval | None, at_least: float = rules.MARGIN) -> str:
+    """``rules.call`` on an interval; no ratio (a metric missing or zero on the losing side) does not hold."""
+    return rules.call(iv, at_least) if iv is not None else "does not hold"
+
+
+def _interval_text(names: str, iv: Interval | None) -> str:
+    """"dynamic_rnn/static_rnn 0.80x (0.75–0.86) from the timed steps' quartiles" ("" without a known spread)."""
+    if iv is None or not iv.known:
+        return ""
+    return f"{names} {fmt.fmt_ratio_cell(iv)} {fmt.interval_words(iv)}"
+
+
+def _compare_text(metric: str, win_name: str, lose_name: str, win: Record, lose: Record,
+                  iv: Interval | None = None, call: str = "") -> str:
     w, l = win.metrics[metric], lose.metrics[metric]
     size = metric in ("peak_mem_mb", "graph_nodes")
-    if w <= l:
-        rel = f"{win_name} {fmt.fmt_percent(rules.gain(w, l))} {'lower' if size else 'faster'}"
+    r = iv.mid if iv is not None else w / l if l > 0 else 1.0  # win / lose: the ratio the interval is about
+    if r <= 1:
+        rel = f"{win_name} {fmt.fmt_percent(1 - r)} {'lower' if size else 'faster'}"
     else:
-        rel = (f"{win_name} {fmt.fmt_percent(w / l - 1)} higher" if size else
-               f"{win_name} {fmt.fmt_percent(1 - l / w)} slower")
+        rel = (f"{win_name} {fmt.fmt_percent(r - 1)} higher" if size else
+               f"{win_name} {fmt.fmt_percent(1 - 1 / r)} slower")
+    spread = _interval_text(f"{win_name}/{lose_name}", iv)
     return (f"{_METRIC_WORDS.get(metric, metric)} {lose_name} {_val(metric, l)} vs {win_name} {_val(metric, w)} "
-            f"({rel})")
+            f"({rel}{'; ' + spread if spread else ''}{_noise_note(call)})")
+
+
+def _noise_note(call: str) -> str:
+    """What a "too noisy to call" comparison adds after its interval ("" for any other call)."""
+    return f", reaching across the {fmt.fmt_percent(rules.MARGIN)} margin: within the noise" if call == NOISY else ""
 
 
 def _speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: str, metrics: Sequence[str],
                  seed_cfg: Mapping | None, at_least: float = rules.MARGIN, names: tuple[str, str] | None = None,
                  why_holds: str, why_not: str, why_depends: str = "") -> Verdict:
-    """``winner`` beats ``loser`` by ``at_least`` in each of ``metrics`` (``rules.beats``) -- negative ``at_least``
-    means "not more than that much worse"."""
+    """``winner`` beats ``loser`` by ``at_least`` in each of ``metrics`` (``rules.call`` on the interval of
+    winner/loser, ``stats.ratio_interval``) -- negative ``at_least`` means "not more than that much worse"."""
     if claim.device == "GPU":
         g = _gpu_guard(records, claim)
         if g is not None:
@@ -269,32 +300,48 @@ def _speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: 
     def sides(p: _Pair) -> tuple[Record, Record]:
         return (p.a, p.b) if p.a.variant == winner else (p.b, p.a)
 
+    def called(p: _Pair, m: str) -> tuple[str, Interval | None]:
+        w, l = sides(p)
+        iv = _interval(w, l, m)
+        return _call(iv, at_least), iv
+
     for p in focus:
         i = uniq.index(p)
         texts = []
         w, l = sides(p)
         for m in by_cfg[i]:
-            ok, noise = rules.beats(w.metrics, l.metrics, m, at_least)
-            outcomes.append(ok)
-            per_metric.setdefault(_METRIC_WORDS.get(m, m), []).append(ok)
-            texts.append(_compare_text(m, wn, ln, w, l) + noise)
+            call, iv = called(p, m)
+            outcomes.append(call)
+            per_metric.setdefault(_METRIC_WORDS.get(m, m), []).append(call)
+            texts.append(_compare_text(m, wn, ln, w, l, iv, call))
         parts.append(f"{_at(p, at_seed, seed_cfg)}: " + "; ".join(texts))
 
     def holds(p: _Pair) -> bool:
-        w, l = sides(p)
-        return all(rules.beats(w.metrics, l.metrics, m, at_least)[0] for m in by_cfg[uniq.index(p)])
+        return all(called(p, m)[0] == "holds" for m in by_cfg[uniq.index(p)])
 
-    status = rules.aggregate(outcomes)
+    status = rules.combine(outcomes)
     measured = ". ".join(parts) + "." + _others(uniq, focus, holds)
     split = ""
-    if status == "depends" and len(per_metric) > 1:
-        yes = [k for k, v in per_metric.items() if all(v)]
-        no = [k for k, v in per_metric.items() if not any(v)]
+    if status in ("depends", NOISY) and len(per_metric) > 1:
+        yes = [k for k, v in per_metric.items() if all(x == "holds" for x in v)]
+        no = [k for k, v in per_metric.items() if all(x == "does not hold" for x in v)]
+        noisy = [k for k, v in per_metric.items() if NOISY in v]
         if yes and no:
             split = f"It holds for the {' and '.join(yes)} but not for the {' and '.join(no)}. "
-    why = {"holds": why_holds, "does not hold": why_not}.get(status) or (
-        split + (why_depends or "the measures or configurations disagree (see measured)"))
+        elif noisy and (yes or no):
+            split = (f"It {'holds' if yes else 'does not hold'} for the {' and '.join(yes or no)}; the "
+                     f"{' and '.join(noisy)} is too noisy to call. ")
+    if status == NOISY:
+        why = split + (_WHY_NOISY[:1].upper() + _WHY_NOISY[1:] if split else _WHY_NOISY)
+    else:
+        why = {"holds": why_holds, "does not hold": why_not}.get(status) or (
+            split + (why_depends or "the measures or configurations disagree (see measured)"))
     return Verdict(status, measured, why)
+
+
+_WHY_NOISY = (f"the interval of a ratio reaches across the {fmt.fmt_percent(rules.MARGIN)} margin (see measured): the "
+              "rounds, or the timed steps within a round, disagree too much to decide. More rounds, more repeats or a "
+              "quieter machine would call it.")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -326,9 +373,9 @@ def _j_memory_long(records, c):
         pts = []
         for t in sorted({r.params["seq_len"] for r in g.records.values()}):
             s, d = g.records.get(f"{_STATIC}@{t}"), g.records.get(f"{_DYN}@{t}")
-            if s is not None and d is not None:
-                pts.append((int(t), s.metrics["peak_mem_mb"] / max(d.metrics["peak_mem_mb"], 1e-9),
-                            s.metrics["peak_mem_mb"], d.metrics["peak_mem_mb"]))
+            iv = _interval(s, d, "peak_mem_mb") if s is not None and d is not None else None
+            if iv is not None:
+                pts.append((int(t), iv, s.metrics["peak_mem_mb"], d.metrics["peak_mem_mb"]))
         if len(pts) >= 2:
             found.append((g, pts))
     found = _prefer_here(found, lambda x: (select.config_key(x[0].config), x[0].device),
@@ -338,14 +385,15 @@ def _j_memory_long(records, c):
                                 "configuration")
     outcomes, parts = [], []
     for g, pts in found:
-        grows = pts[-1][1] > 1 + rules.MARGIN and pts[-1][1] >= pts[0][1] * (1 + rules.MARGIN)
+        first_r, last_r = pts[0][1].mid, pts[-1][1].mid
+        grows = last_r > 1 + rules.MARGIN and last_r >= first_r * (1 + rules.MARGIN)
         outcomes.append(grows)
         first = next(iter(g.records.values()))
         parts.append(f"{_describe(g.config, g.device)}{_where(first)}: "
                      + ", ".join(f"{t} steps static {_val('peak_mem_mb', s)} vs dynamic {_val('peak_mem_mb', d)}"
                                  for t, _, s, d in pts)
-                     + f" (static/dynamic {fmt.fmt_ratio(pts[0][1])} at {pts[0][0]} steps, "
-                       f"{fmt.fmt_ratio(pts[-1][1])} at {pts[-1][0]})")
+                     + f" (static/dynamic {fmt.fmt_ratio_cell(pts[0][1])} at {pts[0][0]} steps, "
+                       f"{fmt.fmt_ratio_cell(pts[-1][1])} at {pts[-1][0]})")
     status = rules.aggregate(outcomes)
     return Verdict(status, "; ".join(parts) + ".",
                    "static_rnn's extra memory grows with the number of unrolled steps" if status == "holds" else
@@ -415,11 +463,12 @@ def _j_keras(records, c):
                      seed_cfg=seeds.SEED_000, names=("Keras layer", "static_rnn"), why_holds="", why_not="")
     if a.status == "not measured" or b.status == "not measured":
         return _not_measured(c, "no unroll records with keras, tf1_dynamic and tf1_static at one configuration")
-    st = a.status if a.status == b.status else "depends"
+    st = rules.combine([a.status, b.status])
     why = {"holds": "the Keras 3 layer (on CPU the generic loop, on a GPU cuDNN where eligible) beats both TF1 paths "
                     f"by {_MARGIN} or more.",
            "does not hold": f"the Keras 3 layer is not {_MARGIN} faster than the TF1 paths here; on a CPU it has no "
                             "fused kernel (cuDNN is GPU-only), so it runs a while_loop much like dynamic_rnn.",
+           NOISY: _WHY_NOISY,
            }.get(st, "faster than one TF1 path or in one measure, not in all (see measured)")
     return Verdict(st, f"vs dynamic_rnn: {a.measured} vs static_rnn: {b.measured}", why)
 
@@ -641,8 +690,8 @@ def _j_unstack(records, c):
     if "final_state_vs_full" in r.metrics:
         parts.append("final state differs from the full sequence's by up to "
                      f"{fmt.fmt_diff(r.metrics['final_state_vs_full'])}")
-    saved = (f is not None and "peak_mem_mb" in f.metrics and "peak_mem_mb" in r.metrics
-             and rules.beats(r.metrics, f.metrics, "peak_mem_mb")[0])
+    iv = _interval(r, f, "peak_mem_mb") if f is not None else None
+    saved = _call(iv) == "holds"
     if not runs:
         st = "does not hold"
         why = ("as written the line raises: with a known time axis tf.unstack checks num against it ('Dimension "
@@ -788,8 +837,8 @@ _S3 = seeds.SEED_003_FIGURES
 
 
 def _seed003(records, c, metric, *, higher, why_holds, why_not):
-    """Static against dynamic in the seed003 experiment, by ``rules.beats`` (the Variable-lengths page asks
-    ``verdict("s003_...", records)`` for the same answer)."""
+    """Static against dynamic in the seed003 experiment, by ``rules.call`` on the interval of the time ratio (the
+    Variable-lengths page asks ``verdict("s003_...", records)`` for the same answer)."""
     pairs = _pairs(records, "seed003", "static", "dynamic", metric=metric)
     if not pairs:
         return _not_measured(c, f"no seed003 records with both static and dynamic {metric}")
@@ -799,25 +848,31 @@ def _seed003(records, c, metric, *, higher, why_holds, why_not):
         s = p.a if p.a.variant == "static" else p.b
         d = p.b if s is p.a else p.a
         vs, vd = s.metrics[metric], d.metrics[metric]
-        if higher:  # steps/s, a rate: static runs faster
-            ok, noise = rules.beats(s.metrics, d.metrics, metric, higher=True)
+        if higher:  # steps/s, a rate: static runs faster when its time per step (dynamic/static of the rate) is lower
+            iv = _interval(d, s, metric)
+            call = _call(iv)
+            rate = _interval(s, d, metric)  # static/dynamic of the rate, as the seed says it
             seed_s, seed_d = _S3["static"]["steps_per_s"], _S3["dynamic"]["steps_per_s"]
             parts.append(f"{_at(p, at_seed, seeds.SEED_003)}: static {fmt.fmt_value(vs)} vs dynamic "
-                         f"{fmt.fmt_value(vd)} steps/s once warm (static/dynamic {fmt.fmt_ratio(vs / vd)}{noise}; the "
-                         f"seed: {fmt.fmt_value(seed_s)} vs {fmt.fmt_value(seed_d)}, {fmt.fmt_ratio(seed_s / seed_d)})")
+                         f"{fmt.fmt_value(vd)} steps/s once warm (static/dynamic {fmt.fmt_ratio_cell(rate)}"
+                         f"{' ' + fmt.interval_words(rate) if rate is not None and rate.known else ''}{_noise_note(call)}; "
+                         f"the seed: {fmt.fmt_value(seed_s)} vs {fmt.fmt_value(seed_d)}, "
+                         f"{fmt.fmt_ratio(seed_s / seed_d)})")
         else:  # build seconds: static builds slower, i.e. dynamic saves at least the margin
-            ok, noise = rules.beats(d.metrics, s.metrics, metric)
+            iv = _interval(d, s, metric)
+            call = _call(iv)
             key = "first_interval_steps_per_s"
+            spread = _interval_text("dynamic/static", iv)
             parts.append(f"{_at(p, at_seed, seeds.SEED_003)}: building static {_val('build_s', vs)} vs dynamic "
-                         f"{_val('build_s', vd)}{noise}"
+                         f"{_val('build_s', vd)}{f' ({spread}{_noise_note(call)})' if spread else ''}"
                          + (f"; first interval {fmt.fmt_value(s.metrics[key])} vs {fmt.fmt_value(d.metrics[key])} "
                             f"steps/s (the seed: {fmt.fmt_value(_S3['static'][key])} vs "
                             f"{fmt.fmt_value(_S3['dynamic'][key])})" if key in s.metrics and key in d.metrics
                             else ""))
-        outcomes.append(ok)
-    st = rules.aggregate(outcomes)
+        outcomes.append(call)
+    st = rules.combine(outcomes)
     return Verdict(st, "; ".join(parts) + ".", why_holds if st == "holds" else why_not if st == "does not hold"
-                   else "the configurations disagree (see measured)")
+                   else _WHY_NOISY if st == NOISY else "the configurations disagree (see measured)")
 
 
 def _j_cudnn(records, c):

@@ -11,6 +11,11 @@ comparable sets (one configuration on one machine: :func:`select.groups`, :func:
 quotes the group :func:`select.headline` names (the seed 000 configuration when measured, else the one with the
 most variants, then the best source, then the newest). So no finding puts two machines in one ratio, and a newer run
 at another configuration does not move the headline. "About as fast" is ``rules.about_same``.
+
+Every ratio quoted carries its interval (``core.stats.ratio_interval``: the per-round ratios when both records have
+two rounds or more, else the quartiles of the timed steps): "1.59x faster (1.52–1.66x)"; ``Finding.numbers`` holds
+``<name>_lo`` / ``<name>_hi`` beside each ratio. ``core.format``'s fmt_ratio_cell and fmt_span are how every table and sentence
+writes such an interval.
 """
 
 from __future__ import annotations
@@ -22,15 +27,17 @@ from typing import Callable, Mapping, Sequence
 
 from rnnlab import experiments
 from rnnlab.core import format as fmt
-from rnnlab.core import rules, urlstate
+from rnnlab.core import rules, stats, urlstate
 from rnnlab.core.record import Record
+from rnnlab.core.stats import Interval
 from rnnlab.experiments import seeds
 from rnnlab.judge import select
 from rnnlab.judge.select import Group, source_note, where
 from rnnlab.tf.variants import VARIANTS
 
 # The unrolling page's controls: what a finding's link sets (the rest of the params keep their defaults)
-UNROLL_CONTROLS = ("cell", "layers", "units", "batch", "seq_len", "input_dim", "dtype", "repeats", "warmup", "device")
+UNROLL_CONTROLS = ("cell", "layers", "units", "batch", "seq_len", "input_dim", "dtype", "repeats", "warmup", "rounds",
+                   "device")
 SWEEP_VALUES = (25, 50, 100, 200, 400)
 # The configuration a headline prefers: seed 000's, as far as the unroll experiment has its parameters
 SEED = seeds.for_params(seeds.SEED_000, experiments.get("unroll").params.names())
@@ -58,22 +65,35 @@ class Question:
 
 
 # -- wording -------------------------------------------------------------------------------------------------------
-def compare(ratio: float, slower: str = "slower", faster: str = "faster") -> str:
-    """Time ratio a/b -> "6.5x slower" (>1), "1.5x faster" (<1), "about as fast" (``rules.about_same``)."""
+def interval(a: Record, b: Record, metric: str) -> Interval | None:
+    """``a``/``b`` of ``metric`` with its interval (``stats.ratio_interval`` over both records' rounds); None when
+    either lacks the metric or ``b``'s is zero. A zero on ``a``'s side (no memory above the baseline) has no
+    interval but is still a ratio: 0, no spread known. The caller makes sure both come from one machine
+    (``select``)."""
+    iv = stats.ratio_interval(a.round_metrics, b.round_metrics, metric)
+    if iv is None and a.metrics.get(metric) == 0 and (b.metrics.get(metric) or 0) > 0:
+        return Interval(0.0, 0.0, 0.0, "none", 1)
+    return iv
+
+
+def compare(ratio: float, slower: str = "slower", faster: str = "faster", *, interval: Interval | None = None) -> str:
+    """Time ratio a/b -> "6.5x slower" (>1), "1.5x faster" (<1), "about as fast" (``rules.about_same``); with
+    ``interval`` (of a/b) its bounds follow, as the words read: "1.59x faster (1.52–1.66x)"."""
     if not math.isfinite(ratio) or ratio <= 0:
         return "–"
     if rules.about_same(ratio):
-        return "about as fast"
-    if ratio > 1:
-        return f"{fmt.fmt_ratio(ratio)} {slower}"
-    return f"{fmt.fmt_ratio(1 / ratio)} {faster}"
+        words, inv = "about as fast", False
+    elif ratio > 1:
+        words, inv = f"{fmt.fmt_ratio(ratio)} {slower}", False
+    else:
+        words, inv = f"{fmt.fmt_ratio(1 / ratio)} {faster}", True
+    b = fmt.fmt_span(interval, invert=inv)
+    return f"{words} ({b}x)" if b else words
 
 
-def _ratio(a: Record, b: Record, metric: str) -> float | None:
-    x, y = a.metrics.get(metric), b.metrics.get(metric)
-    if x is None or y is None or y <= 0 or x <= 0:
-        return None
-    return x / y
+def _numbers(name: str, iv: Interval) -> dict[str, float]:
+    """``{name: mid, name_lo: lo, name_hi: hi}`` for ``Finding.numbers``."""
+    return {name: iv.mid, f"{name}_lo": iv.lo, f"{name}_hi": iv.hi}
 
 
 # -- choosing what to quote: select.groups + select.headline -----------------------------------------------------------
@@ -114,31 +134,35 @@ def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name:
     if g is None:
         return []
     ra, rb = g.ok()[a], g.ok()[b]
-    fwd = _ratio(ra, rb, "fwd_ms")
-    if fwd is None:
+    iv_fwd = interval(ra, rb, "fwd_ms")
+    if iv_fwd is None:
         return []
-    numbers = {"fwd_ratio": fwd}
-    bld = _ratio(ra, rb, "build_s") if build else None
+    fwd = iv_fwd.mid
+    numbers = _numbers("fwd_ratio", iv_fwd)
+    iv_bld = interval(ra, rb, "build_s") if build else None
     steps = ra.params.get("seq_len")
     than = "as" if rules.about_same(fwd) else "than"  # "about as fast as", "1.5x faster than"
-    if bld is not None:
-        numbers["build_ratio"] = bld
-        head = (f"{where([ra, rb])}, {a_name} builds {compare(bld)} and runs a forward step {compare(fwd)} {than} "
-                f"{b_name} at {steps} steps.")
+    if iv_bld is not None:
+        numbers.update(_numbers("build_ratio", iv_bld))
+        head = (f"{where([ra, rb])}, {a_name} builds {compare(iv_bld.mid, interval=iv_bld)} and runs a forward step "
+                f"{compare(fwd, interval=iv_fwd)} {than} {b_name} at {steps} steps.")
     else:
-        head = f"{where([ra, rb])}, {a_name} runs a forward step {compare(fwd)} {than} {b_name} at {steps} steps."
+        head = (f"{where([ra, rb])}, {a_name} runs a forward step {compare(fwd, interval=iv_fwd)} {than} {b_name} "
+                f"at {steps} steps.")
     extra = []
-    trn = _ratio(ra, rb, "train_ms")
-    if trn is not None:
-        numbers["train_ratio"] = trn
-        extra.append(f"training step {compare(trn)}")
+    iv_trn = interval(ra, rb, "train_ms")
+    if iv_trn is not None:
+        numbers.update(_numbers("train_ratio", iv_trn))
+        extra.append(f"training step {compare(iv_trn.mid, interval=iv_trn)}")
     na, nb = ra.metrics.get("graph_nodes"), rb.metrics.get("graph_nodes")
-    if na and nb:
-        numbers["graph_ratio"] = na / nb
+    iv_graph = interval(ra, rb, "graph_nodes")
+    if na and nb and iv_graph is not None:
+        numbers.update(_numbers("graph_ratio", iv_graph))
         extra.append(f"graph {fmt.fmt_metric('graph_nodes', na)} vs {fmt.fmt_metric('graph_nodes', nb)} nodes")
     ma, mb = ra.metrics.get("peak_mem_mb"), rb.metrics.get("peak_mem_mb")
-    if ma and mb:
-        numbers["mem_ratio"] = ma / mb
+    iv_mem = interval(ra, rb, "peak_mem_mb")
+    if ma and mb and iv_mem is not None:
+        numbers.update(_numbers("mem_ratio", iv_mem))
         extra.append(f"peak memory {fmt.fmt_metric('peak_mem_mb', ma)} vs {fmt.fmt_metric('peak_mem_mb', mb)} MB")
     return [Finding(experiment="unroll", page="unrolling", headline=head,
                     detail=_detail([ra, rb], ", ".join(extra)),
@@ -155,24 +179,27 @@ def fastest(records: Sequence[Record]) -> list[Finding]:
     by = g.ok()
     order = sorted(by.values(), key=lambda r: r.metrics["train_ms"])
     lo, hi = order[0], order[-1]
-    spread = hi.metrics["train_ms"] / lo.metrics["train_ms"]
+    iv = interval(hi, lo, "train_ms")
+    b = fmt.fmt_span(iv)
     head = (f"{where(order)}, the fastest training step of {len(order)} variants is {lo.variant} "
-            f"({fmt.fmt_metric('train_ms', lo.metrics['train_ms'])} ms), {fmt.fmt_ratio(spread)} faster than the "
-            f"slowest, {hi.variant} ({fmt.fmt_metric('train_ms', hi.metrics['train_ms'])} ms).")
+            f"({fmt.fmt_metric('train_ms', lo.metrics['train_ms'])} ms), {fmt.fmt_ratio(iv.mid)} faster"
+            f"{f' ({b}x)' if b else ''} than the slowest, {hi.variant} "
+            f"({fmt.fmt_metric('train_ms', hi.metrics['train_ms'])} ms).")
     return [Finding(experiment="unroll", page="unrolling", headline=head, detail=_detail(order),
                     query=unroll_query(lo.params, list(by), ref="tf1_dynamic" if "tf1_dynamic" in by else None),
-                    numbers={"spread": spread, "fastest_ms": lo.metrics["train_ms"],
+                    numbers={**_numbers("spread", iv), "fastest_ms": lo.metrics["train_ms"],
                              "slowest_ms": hi.metrics["train_ms"]},
                     source=g.source)]
 
 
-def _xla_pairs(g: Group) -> list[tuple[float, Record, Record]]:
-    """(time ratio, the +xla record, its plain variant's record) for every XLA variant of a group."""
+def _xla_pairs(g: Group) -> list[tuple[Interval, Record, Record]]:
+    """(time ratio with its interval, the +xla record, its plain variant's record) for every XLA variant of a
+    group: the training step where both have it, else the forward step."""
     by = g.ok()
     out = []
     for v, r in by.items():
         if v.endswith("+xla") and v[:-4] in by:
-            t = _ratio(r, by[v[:-4]], "train_ms") or _ratio(r, by[v[:-4]], "fwd_ms")
+            t = interval(r, by[v[:-4]], "train_ms") or interval(r, by[v[:-4]], "fwd_ms")
             if t is not None:
                 out.append((t, r, by[v[:-4]]))
     return out
@@ -184,13 +211,14 @@ def xla(records: Sequence[Record]) -> list[Finding]:
     g = select.headline([g for g in _groups(records) if _xla_pairs(g)], seed=SEED)
     if g is None:
         return []
-    t, rx, rb = min(_xla_pairs(g), key=lambda x: x[0])
-    metric = "training step" if _ratio(rx, rb, "train_ms") is not None else "forward step"
+    iv, rx, rb = min(_xla_pairs(g), key=lambda x: x[0].mid)
+    t = iv.mid
+    metric = "training step" if interval(rx, rb, "train_ms") is not None else "forward step"
     change = "leaves" if rules.about_same(t) else "makes"  # "leaves ...'s training step about as fast"
-    head = f"{where([rx, rb])}, XLA (jit_compile=True) {change} {rb.variant}'s {metric} {compare(t)}."
+    head = f"{where([rx, rb])}, XLA (jit_compile=True) {change} {rb.variant}'s {metric} {compare(t, interval=iv)}."
     return [Finding(experiment="unroll", page="unrolling", headline=head, detail=_detail([rx, rb]),
-                    query=unroll_query(rx.params, [rb.variant, rx.variant], ref=rb.variant), numbers={"ratio": t},
-                    source=g.source)]
+                    query=unroll_query(rx.params, [rb.variant, rx.variant], ref=rb.variant),
+                    numbers=_numbers("ratio", iv), source=g.source)]
 
 
 def _slope(xs: Sequence[float], ys: Sequence[float]) -> float:

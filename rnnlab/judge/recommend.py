@@ -17,7 +17,9 @@ each: two machines' records are never ranked against each other) and the group `
 (the most measured variants, then the best source, then the newest); ``notes`` says when others matched. One record
 per variant: ``select.best``. Failed variants are listed with their reasons in ``failed``, variants never measured
 in ``missing``; neither stops a recommendation. A margin within ``rules.MARGIN`` is a tie (``rules.about_same``),
-as every page says it.
+as every page says it; so is a margin whose interval includes equality. The interval of the runner-up's cost over
+the winner's is ``core.stats.ratio_interval``'s: across rounds when both records have two or more, else the timed
+steps' quartiles (the step time and the memory goals; build + N steps is a sum, so one round gives no interval).
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from rnnlab.core import format as fmt
-from rnnlab.core import rules
+from rnnlab.core import rules, stats
 from rnnlab.core.record import Record
+from rnnlab.core.stats import Interval
 from rnnlab.judge import select
 
 GOALS = ("build_plus_n", "steady_train", "memory")
@@ -46,7 +49,17 @@ class Pick:
     ranking: tuple[tuple[str, float], ...] = ()
     break_even_steps: float | None = None  # build_plus_n: steps beyond which the steady-state winner wins
     text: str = ""
-    tie: bool = False  # the runner-up is within rules.MARGIN: about the same
+    tie: bool = False  # the runner-up is within rules.MARGIN, or the interval includes equality: about the same
+    interval: Interval | None = None  # runner-up / winner with its interval (core.stats.ratio_interval)
+
+    @property
+    def margin_lo(self) -> float | None:
+        """The low end of the margin's interval (``interval.lo - 1``)."""
+        return None if self.interval is None else self.interval.lo - 1
+
+    @property
+    def margin_hi(self) -> float | None:
+        return None if self.interval is None else self.interval.hi - 1
 
 
 @dataclass(frozen=True)
@@ -91,20 +104,27 @@ def _run_hint(config: Mapping[str, Any], variants: Sequence[str] | None, experim
 
 def cost(r: Record, goal: str, n_steps: int, mode: str) -> float | None:
     """The number a variant is ranked by for ``goal`` (None when its record lacks a metric it needs)."""
-    m = r.metrics
+    return _cost(r.metrics, goal, n_steps, mode)
+
+
+def _cost(m: Mapping[str, float], goal: str, n_steps: int, mode: str) -> float | None:
+    """:func:`cost` of one metrics mapping (a record's, or one of its rounds')."""
     if goal == "memory":
         return m.get("peak_mem_mb")
     step = "train_ms" if mode == "train" else "fwd_ms"
     if goal == "steady_train":
         return m.get(step)
-    fixed = _fixed(r, mode)
+    fixed = _fixed_m(m, mode)
     if fixed is None or step not in m:
         return None
     return fixed + n_steps * m[step] / 1000.0
 
 
 def _fixed(r: Record, mode: str) -> float | None:
-    m = r.metrics
+    return _fixed_m(r.metrics, mode)
+
+
+def _fixed_m(m: Mapping[str, float], mode: str) -> float | None:
     if "build_s" not in m:
         return None
     if mode == "train" and "train_build_s" in m and "train_first_call_s" in m:
@@ -115,6 +135,22 @@ def _fixed(r: Record, mode: str) -> float | None:
 
 
 _UNIT = {"build_plus_n": " s", "steady_train": " ms", "memory": " MB"}
+
+
+def interval(runner_up: Record, best: Record, goal: str, n_steps: int, mode: str) -> Interval | None:
+    """The runner-up's cost over the winner's, with its interval (``stats.ratio_interval``): of the metric itself
+    for the step and memory goals (rounds, or the timed steps' quartiles), of each round's build + N steps for
+    ``build_plus_n``."""
+    if goal == "memory":
+        return stats.ratio_interval(runner_up.round_metrics, best.round_metrics, "peak_mem_mb")
+    if goal == "steady_train":
+        return stats.ratio_interval(runner_up.round_metrics, best.round_metrics,
+                                    "train_ms" if mode == "train" else "fwd_ms")
+
+    def per_round(r: Record) -> list[dict[str, float]]:
+        return [{"cost": c} for m in r.round_metrics if (c := _cost(m, goal, n_steps, mode)) is not None]
+
+    return stats.ratio_interval(per_round(runner_up), per_round(best), "cost")
 
 
 def recommend(records: Iterable[Record], *, config: Mapping[str, Any] | None = None, device: str | None = None,
@@ -187,16 +223,22 @@ def _pick(goal: str, ranking: list, ok: Mapping[str, Record], n_steps: int, mode
                     text=f"{what.capitalize()}: nothing measured{where} for this configuration{hint}.")
     best, val = ranking[0]
     text = f"{what.capitalize()}{where}: {best} ({fmt.fmt_value(val)}{unit})"
-    ru = ruv = margin = None
+    ru = ruv = margin = iv = None
     tie = False
     if len(ranking) > 1:
         ru, ruv = ranking[1]
         margin = ruv / val - 1 if val > 0 else None
-        text += (f", {fmt.fmt_percent(margin)} ahead of {ru} ({fmt.fmt_value(ruv)}{unit})" if margin is not None
-                 else f", ahead of {ru} ({fmt.fmt_value(ruv)}{unit})")
-        tie = margin is not None and rules.about_same(ruv / val)
-        if tie:
+        iv = interval(ok[ru], ok[best], goal, n_steps, mode) if val > 0 else None
+        ratio = (f"; {ru}/{best} {fmt.fmt_ratio_cell(iv)} {fmt.interval_words(iv)}" if iv is not None and iv.known else "")
+        text += (f", {fmt.fmt_percent(margin)} ahead of {ru} ({fmt.fmt_value(ruv)}{unit}{ratio})"
+                 if margin is not None else f", ahead of {ru} ({fmt.fmt_value(ruv)}{unit})")
+        close = margin is not None and rules.about_same(ruv / val)
+        even = iv is not None and iv.known and iv.lo <= 1 <= iv.hi
+        tie = close or even
+        if close:
             text += f" -- within {fmt.fmt_percent(rules.MARGIN)}: about the same"
+        elif even:
+            text += " -- its interval includes equality: a tie"
     else:
         text += ", the only variant measured"
     be = None
@@ -212,4 +254,4 @@ def _pick(goal: str, ranking: list, ok: Mapping[str, Record], n_steps: int, mode
             if b_step > f_step:
                 be = (f_fixed - fixed) / (b_step - f_step)
                 text += (f". Beyond about {be:,.0f} steps {fastest[0]} (faster per step, slower to build) wins")
-    return Pick(goal, best, val, unit.strip(), ru, ruv, margin, tuple(ranking), be, text + ".", tie)
+    return Pick(goal, best, val, unit.strip(), ru, ruv, margin, tuple(ranking), be, text + ".", tie, iv)

@@ -26,10 +26,12 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from rnnlab.core import envinfo
+from rnnlab.core.params import IMPLIED
 from rnnlab.core.record import Record, canonical_json
 from rnnlab.engine.api import NOT_KEYED
 
 PROTOCOL_PARAMS = ("repeats", "warmup", "timeout_s", "rounds")  # how a measurement is taken, not what is measured
+STANDS_IN = ("rounds",)  # a record differing from a plan only in these still stands for it on screen (see pick)
 SOURCE_RANK = {"local": 0, "imported": 1, "baseline": 2}
 ORIGIN_WORDS = {"local": "this machine", "imported": "imported", "baseline": "bundled"}
 
@@ -298,12 +300,13 @@ def combined(store=None, *, experiment: str | None = None, bundled_dir=None,
 # -- what is stored for a plan -------------------------------------------------------------------------------------
 def same_config(a: Mapping[str, Any], b: Mapping[str, Any], *, ignore: Iterable[str] = ()) -> bool:
     """Params equal as a run would key them (every param but ``engine.api.NOT_KEYED``), except ``ignore`` and a requested
-    ``device`` of ``auto`` (records hold the resolved one)."""
+    ``device`` of ``auto`` (records hold the resolved one). A param one side lacks counts as its
+    ``core.params.IMPLIED`` value (a record stored before ``rounds`` existed ran one round)."""
     skip = set(ignore) | set(NOT_KEYED)
     if a.get("device") == "auto" or b.get("device") == "auto":
         skip.add("device")
     keys = (set(a) | set(b)) - skip
-    return all(a.get(k) == b.get(k) for k in keys)
+    return all(a.get(k, IMPLIED.get(k)) == b.get(k, IMPLIED.get(k)) for k in keys)
 
 
 @dataclass(frozen=True)
@@ -316,14 +319,17 @@ def pick(records: Sequence[Record], params: Mapping[str, Any], variants: Sequenc
          fingerprint: Mapping[str, Any] | None = None, experiment: str | None = None) -> Selection:
     """Per variant, the record that stands for exactly this run's params; and what a run would still measure.
 
+    A record that differs only in ``rounds`` stands in when none has this run's rounds (the same measurement,
+    repeated fewer or more times; its spread says how often); a run still counts it as missing.
     With ``fingerprint`` None (environment unknown), any record of this machine's store counts as present.
     """
     shown: dict[str, Record] = {}
     missing: list[str] = []
     for v in variants:
-        cands = [r for r in records if r.variant == v and (experiment is None or r.experiment == experiment)
-                 and same_config(r.params, params)]
-        b = best(cands, fingerprint)
+        near = [r for r in records if r.variant == v and (experiment is None or r.experiment == experiment)
+                and same_config(r.params, params, ignore=STANDS_IN)]
+        cands = [r for r in near if same_config(r.params, params)]
+        b = best(cands, fingerprint) or best(near, fingerprint)
         if b is not None:
             shown[v] = b
         # what a run would serve: not bundled, not a crash/time-out it would try again, this environment
@@ -341,7 +347,7 @@ def sweep(records: Sequence[Record], params: Mapping[str, Any], variants: Sequen
           fingerprint: Mapping[str, Any] | None = None, experiment: str | None = None) -> list[Record]:
     """A sweep's points for this run's params with ``x`` free: one record per (variant, value, machine)."""
     recs = [r for r in records if r.variant in variants and (experiment is None or r.experiment == experiment)
-            and x in r.params and same_config(r.params, params, ignore=(x,))]
+            and x in r.params and same_config(r.params, params, ignore=(x, *STANDS_IN))]
     order = {v: i for i, v in enumerate(variants)}
     out = [r for g in series(recs, x, here=fingerprint) for r in g.records.values()]
     return sorted(out, key=lambda r: (order[r.variant], rank(r)[0], machine_key(r), r.params[x]))

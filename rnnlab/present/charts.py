@@ -15,6 +15,7 @@ import altair as alt
 import pandas as pd
 
 from rnnlab.core import format as fmt
+from rnnlab.core import stats
 from rnnlab.core.record import Record
 from rnnlab.experiments import variant_label
 from rnnlab.judge import select
@@ -149,7 +150,8 @@ def gflops(records: Sequence[Record]) -> alt.Chart | None:
 def sweep(records: Sequence[Record], *, x: str = "seq_len", metric: str = "fwd_ms", log: bool = True
           ) -> alt.LayerChart | None:
     """Cost against a swept parameter: one line per variant and machine (``select.series``), so no line runs
-    through two machines' points; the variant's colour, the source as dash and point shape (legend)."""
+    through two machines' points; the variant's colour, the source as dash and point shape (legend). Where records
+    have two rounds or more, an error bar spans each point's rounds (min to max: ``stats.round_values``)."""
     recs = [r for r in records if r.ok and x in r.params and r.metrics.get(metric) is not None]
     series = select.series(recs, x)
     labels = select.machine_labels(recs)
@@ -158,9 +160,12 @@ def sweep(records: Sequence[Record], *, x: str = "seq_len", metric: str = "fwd_m
     for g in series:
         where = labels[g.machine] + (f", {fmt.fmt_params(dict(g.config))}" if len(configs) > 1 else "")
         for r in g.records.values():
+            vals = stats.round_values(r.round_metrics, metric) if len(r.rounds) >= 2 else []
             rows.append({"variant": r.variant, "what runs": variant_label(r.experiment, r.variant),
                          "line": f"{r.variant} · {where}", "source": style.SOURCE_WORDS.get(r.source, r.source),
-                         "machine": labels[g.machine], "key": r.key, x: r.params[x], metric: r.metrics[metric]})
+                         "machine": labels[g.machine], "key": r.key, x: r.params[x], metric: r.metrics[metric],
+                         "rounds": len(vals) or 1, "round_min": min(vals) if len(vals) >= 2 else None,
+                         "round_max": max(vals) if len(vals) >= 2 else None})
     df = pd.DataFrame(rows)
     if df.empty or df[x].nunique() < 2:
         return None
@@ -168,8 +173,19 @@ def sweep(records: Sequence[Record], *, x: str = "seq_len", metric: str = "fwd_m
     base = alt.Chart(df).encode(
         x=alt.X(f"{x}:Q", scale=scale, title=x), y=alt.Y(f"{metric}:Q", scale=scale, title=fmt.label(metric)),
         color=_color(df, legend=True), detail="line:N",
-        tooltip=["variant", "machine", "source", x, alt.Tooltip(f"{metric}:Q", format=".3g")])
+        tooltip=["variant", "machine", "source", x, alt.Tooltip(f"{metric}:Q", format=".3g"), "rounds"])
     lines = base.mark_line().encode(strokeDash=_dash(df))
     points = base.mark_point(filled=True, size=45).encode(
         shape=alt.Shape("source:N", scale=style.shape_scale(_sources(df)), title="source"))
-    return (lines + points).properties(width=_W, title=f"{fmt.label(metric)} against {x}")
+    chart = lines + points
+    spread = df.dropna(subset=["round_min", "round_max"])
+    title = f"{fmt.label(metric)} against {x}"
+    if not spread.empty:
+        bars = alt.Chart(spread).mark_errorbar(ticks=True).encode(
+            x=alt.X(f"{x}:Q", scale=scale), y=alt.Y("round_min:Q", scale=scale, title=fmt.label(metric)),
+            y2="round_max:Q", color=_color(spread), detail="line:N",
+            tooltip=["variant", "machine", x, "rounds", alt.Tooltip("round_min:Q", format=".3g", title="min"),
+                     alt.Tooltip("round_max:Q", format=".3g", title="max")])
+        chart = chart + bars
+        title += " (bars: min to max across rounds)"
+    return chart.properties(width=_W, title=title)

@@ -53,6 +53,8 @@ STATUS_HELP = {
     "holds": "the records agree with the seed",
     "does not hold": "the records contradict the seed",
     "depends": "it holds in some measured configurations or measures and not in others (the 'why' says where)",
+    "too noisy to call": "the interval of a ratio it rests on reaches across the margin: the rounds (or the timed "
+                         "steps of one round) disagree too much to decide; more rounds would call it",
     "not measured": "no usable record yet: run the command shown",
     "not measurable here": "the seed's figure is about a GPU and this machine has none (import GPU records)",
 }
@@ -106,9 +108,10 @@ def claims_title(records: Sequence[Record]) -> str:
 
 def rule_text() -> str:
     """The judging rule in one sentence, with ``rules.MARGIN``."""
-    return (f"A speed or memory claim holds when the winner saves at least {fmt.fmt_percent(rules.MARGIN)} and the "
-            "quartiles of the timed steps do not overlap; records of two machines are never compared; each verdict "
-            "says what was measured, and on whose machine.")
+    return (f"A speed or memory claim holds when the winner saves at least {fmt.fmt_percent(rules.MARGIN)} over the "
+            "whole interval of the ratio (across rounds, or the quartiles of the timed steps of one round); an "
+            "interval reaching across the margin is too noisy to call; records of two machines are never compared; "
+            "each verdict says what was measured, and on whose machine.")
 
 
 def seed_number(claim: Claim) -> str:
@@ -392,14 +395,16 @@ def knobs_view(cfg: Configuration) -> TableView:
     rows, raw = [], []
     for r in recs:
         vals = [r.metrics.get(m) for m in metrics]
-        rats = [tables.ratio(r, ref, m) for m in ("fwd_ms", "train_ms", "peak_mem_mb")]
-        rows.append([r.variant, LABELS.get(r.variant, r.variant)] + [fmt.fmt_metric(m, v) for m, v in
-                                                                      zip(metrics, vals)]
-                    + [fmt.fmt_ratio(x) for x in rats] + [r.error or ""])
+        ivs = [tables.interval(r, ref, m) for m in ("fwd_ms", "train_ms", "peak_mem_mb")]
+        rats = [None if iv is None else iv.mid for iv in ivs]
+        rows.append([r.variant, LABELS.get(r.variant, r.variant)] + [tables.metric_cell(r, m) for m in metrics]
+                    + [fmt.fmt_ratio_cell(iv) for iv in ivs] + [r.error or ""])
         raw.append([r.variant, LABELS.get(r.variant, r.variant)] + vals + rats + [r.error])
     return _table(f"Tuning knobs: {describe(cfg.params)}",
-                  f"{describe(cfg.params)}; medians after warm-up; ratios against dynamic_default (>1: takes more); "
-                  f"{cfg.source}", cols, rows, raw, recs)
+                  "; ".join(x for x in (
+                      f"{describe(cfg.params)}; medians after warm-up; ratios against dynamic_default (>1: takes "
+                      "more), in brackets their interval (across rounds, or from the timed steps' quartiles)",
+                      tables.busy(recs), cfg.source) if x), cols, rows, raw, recs)
 
 
 def knobs_notes(cfg: Configuration) -> list[str]:
@@ -643,10 +648,10 @@ def summarize(records: Sequence[Record]) -> str:
                      f"{fmt.fmt_diff(diffs[v])} ({v}).")
     fast = min(ok, key=lambda r: r.metrics["epoch_s"])
     slow = max(ok, key=lambda r: r.metrics["epoch_s"])
-    ratio = slow.metrics["epoch_s"] / fast.metrics["epoch_s"] if fast.metrics["epoch_s"] > 0 else None
+    ratio = findings.interval(slow, fast, "epoch_s")  # with its interval across rounds, when they have several
     lines.append(f"Fastest epoch {_lower_first(sel.where(ok))}: {fast.variant} "
                  f"{fmt.fmt_value(fast.metrics['epoch_s'])} s; slowest: {slow.variant} "
-                 f"{fmt.fmt_value(slow.metrics['epoch_s'])} s ({fmt.fmt_ratio(ratio)}).")
+                 f"{fmt.fmt_value(slow.metrics['epoch_s'])} s ({fmt.fmt_ratio_cell(ratio)}).")
     reached = [r for r in ok if "time_to_target_s" in r.metrics]
     if reached:
         best = min(reached, key=lambda r: r.metrics["time_to_target_s"])
@@ -872,10 +877,14 @@ def goal_title(goal: str, n_steps: int, mode: str) -> str:
 
 
 def ahead_text(pick: recommend.Pick) -> str | None:
-    """"50% ahead of keras" (None without a runner-up)."""
+    """"50% ahead of keras", with the margin's interval when one is known: "50% (40–60%) ahead of keras" (None
+    without a runner-up)."""
     if pick.margin is None or pick.runner_up is None:
         return None
-    return f"{fmt.fmt_percent(pick.margin)} ahead of {pick.runner_up}"
+    iv = pick.interval
+    span = (f" ({fmt.fmt_percent(pick.margin_lo)}–{fmt.fmt_percent(pick.margin_hi)})"
+            if iv is not None and iv.known else "")
+    return f"{fmt.fmt_percent(pick.margin)}{span} ahead of {pick.runner_up}"
 
 
 def recommendation_view(rec: Recommendation) -> TableView | None:

@@ -591,8 +591,10 @@ def cost_table(unroll_records: Sequence[Record], choice: Mapping[str, str],
                              experiment="unroll").shown.values())
     if not shown:
         return None
-    return tables.comparison(shown, reference=ref, title="seed 004's construct vs its replacement",
-                             metrics=("fwd_ms", "train_ms", "build_s", "first_call_s", "peak_mem_mb"))
+    # the page shows it as it is (ui.comparison_frame): the ratio cells carry their intervals, no raw bound columns
+    return tables.without_bounds(tables.comparison(
+        shown, reference=ref, title="seed 004's construct vs its replacement",
+        metrics=("fwd_ms", "train_ms", "build_s", "first_call_s", "peak_mem_mb")))
 
 
 CONVERT_TIMEOUT_S = 240

@@ -31,7 +31,7 @@ def emphasise(text: str) -> str:
 
 
 def first_command() -> str:
-    """The first, small measurement (about a minute on 2 cores), as the CLI runs it."""
+    """The first, small measurement (under a minute on 2 cores), as the CLI runs it."""
     return _quick("unroll")
 
 

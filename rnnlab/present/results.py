@@ -10,6 +10,8 @@ from typing import Sequence
 
 import pandas as pd
 
+from rnnlab.core import format as fmt
+from rnnlab.core import rules
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store
@@ -19,6 +21,9 @@ from rnnlab.present import tables
 
 # source -> its words in the table and the source filter (only this machine's own records say "this machine")
 SOURCES = {**select.ORIGIN_WORDS, "baseline": "bundled (read-only)"}
+# what the "check" column holds (``tables.check``, ``rules.impossible``, ``rules.NOISE``)
+CHECK_HELP = ("figures that cannot be true (a training step faster than the forward step, a roofline above 1), or "
+              f"rounds that disagree by more than {fmt.fmt_percent(rules.NOISE)} of their median (! their spread)")
 
 
 def record_id(r: Record) -> str:

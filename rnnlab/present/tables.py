@@ -3,6 +3,18 @@
 Every number is formatted by ``rnnlab.core.format``; the raw values travel alongside for CSV/JSON. Which records
 belong together is ``rnnlab.judge.select``'s call (``select.groups``); a ratio is only ever taken between two records
 of one machine (``select.machine_key``).
+
+How far a figure can be trusted shows in the cells, with the rules of ``rnnlab.core.rules`` and the statistics of
+``rnnlab.core.stats``:
+
+- every ratio carries its interval (``stats.ratio_interval``: across rounds, else the timed steps' quartiles):
+  "0.63x (0.60–0.66)"; the raw values keep the ratio in its column and add ``"<column> (low)"`` / ``"(high)"``
+  columns (:data:`BOUNDS`) for CSV/JSON, which a screen or a terminal leaves out (:func:`without_bounds`);
+- a figure whose rounds disagree by more than ``rules.NOISE`` is flagged as torch.utils.benchmark's Compare does:
+  "13.7 (! 23%)" (the spread across rounds, ``stats.spread``);
+- a record whose figures cannot be true (``rules.impossible``) is flagged in a "check" column, shown only when a
+  row has a flag;
+- a record measured while the machine was busy (``details.loadavg`` above half its cores) says so in the caption.
 """
 
 from __future__ import annotations
@@ -10,10 +22,12 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from rnnlab.core import format as fmt
+from rnnlab.core import rules, stats
 from rnnlab.core.record import Record
+from rnnlab.core.stats import Interval
 from rnnlab.experiments import variant_label
-from rnnlab.core.views import TableView
-from rnnlab.judge import select
+from rnnlab.core.views import BOUNDS, TableView, without_bounds  # noqa: F401 (without_bounds: callers' name)
+from rnnlab.judge import findings, select
 from rnnlab.judge.select import provenance, source_note
 
 # The comparison table's metric columns, in order
@@ -24,14 +38,73 @@ RATIO_METRICS = (("fwd_ms", "forward vs ref"), ("train_ms", "train vs ref"), ("b
                  ("peak_mem_mb", "memory vs ref"))
 
 
-def ratio(rec: Record, ref: Record | None, metric: str) -> float | None:
-    """``rec``'s metric over ``ref``'s; None when either is missing or failed, or they come from two machines."""
+CHECK = "check"  # the column of rules.impossible's sentences
+
+
+def interval(rec: Record, ref: Record | None, metric: str) -> Interval | None:
+    """``rec``'s metric over ``ref``'s with its interval (``findings.interval``: ``stats.ratio_interval`` over the
+    rounds); None when either is missing or failed, or they come from two machines. The reference against itself
+    is 1, with no spread."""
     if ref is None or not rec.ok or not ref.ok or select.machine_key(rec) != select.machine_key(ref):
         return None
-    a, b = rec.metrics.get(metric), ref.metrics.get(metric)
-    if a is None or b is None or b == 0:
-        return None
-    return a / b
+    if rec is ref:
+        return Interval(1.0, 1.0, 1.0, "none", 1) if (rec.metrics.get(metric) or 0) > 0 else None
+    return findings.interval(rec, ref, metric)
+
+
+def ratio(rec: Record, ref: Record | None, metric: str) -> float | None:
+    """``rec``'s metric over ``ref``'s (the middle of :func:`interval`); None when either is missing or failed, or
+    they come from two machines."""
+    iv = interval(rec, ref, metric)
+    return None if iv is None else iv.mid
+
+
+def noise(rec: Record, metric: str) -> float | None:
+    """The spread of ``metric`` across ``rec``'s rounds when it exceeds ``rules.NOISE`` (else None)."""
+    s = stats.spread(stats.round_values(rec.round_metrics, metric))
+    return s if rules.noisy(s) else None
+
+
+def metric_cell(rec: Record, metric: str) -> str:
+    """A metric as a table shows it, flagged when its rounds disagree: "13.7 (! 23%)"."""
+    text = fmt.fmt_metric(metric, rec.metrics.get(metric))
+    s = noise(rec, metric) if metric in rec.metrics else None
+    return f"{text} (! {fmt.fmt_percent(s)})" if s is not None else text
+
+
+def check(rec: Record) -> str:
+    """What cannot be true of a successful record's figures (``rules.impossible``), as one sentence; "" if none."""
+    if not rec.ok:
+        return ""
+    found = rules.impossible(rec.metrics)
+    return ("impossible: " + "; ".join(found)) if found else ""
+
+
+def _loads(rec: Record) -> list[float]:
+    """The 1-minute load averages the engine noted around each round (``details.loadavg``: [before, after] per
+    round); anything unreadable is skipped."""
+    out: list[float] = []
+    for item in rec.details.get("loadavg") or ():
+        for x in (item if isinstance(item, (list, tuple)) else (item,)):
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                out.append(float(x))
+    return out
+
+
+def busy(records: Sequence[Record]) -> str:
+    """"measured on a busy machine (load 3.1 on 2 cores)" when a record's load rose above half its cores (the
+    busiest such record); "" otherwise."""
+    worst: tuple[float, float, int] | None = None
+    for r in records:
+        cores, loads = r.env.get("cores"), _loads(r)
+        if not isinstance(cores, (int, float)) or cores <= 0 or not loads:
+            continue
+        load = max(loads)
+        if load > rules.BUSY * cores and (worst is None or load / cores > worst[0]):
+            worst = (load / cores, load, int(cores))
+    if worst is None:
+        return ""
+    return f"measured on a busy machine (load {worst[1]:.1f} on {worst[2]} cores)"
 
 
 def _metric_order(recs: Sequence[Record]) -> list[str]:
@@ -65,17 +138,25 @@ def comparison(records: Sequence[Record], *, reference: str = "tf1_dynamic",
     machines = {select.machine_key(r) for r in recs}
     mixed = len(machines) > 1
     labels = select.machine_labels(recs)
+    ivs = [[interval(r, refs.get(select.machine_key(r)), m) for m, _ in ratios] for r in recs]
+    # the interval columns (raw low/high) of the ratios that have a known spread in some row
+    spread = [j for j in range(len(ratios)) if any(row[j] is not None and row[j].known for row in ivs)]
+    checks = [check(r) for r in recs]
+    flagged = any(checks)
+    ratio_cols = [lab.replace("ref", reference) for _, lab in ratios]
     columns = ["variant", "what runs"] + (["measured on"] if mixed else []) + [fmt.label(m) for m in present] + \
-              [lab.replace("ref", reference) for _, lab in ratios] + ["error"]
+              ratio_cols + [ratio_cols[j] + b for j in spread for b in BOUNDS] + ([CHECK] if flagged else []) + \
+              ["error"]
     rows, raw = [], []
-    for r in recs:
+    for r, row_ivs, chk in zip(recs, ivs, checks):
         vals = [r.metrics.get(m) for m in present]
-        ref = refs.get(select.machine_key(r))
-        rats = [ratio(r, ref, m) for m, _ in ratios]
+        rats = [None if iv is None else iv.mid for iv in row_ivs]
+        bounds = [x for j in spread for x in ((None, None) if row_ivs[j] is None else (row_ivs[j].lo, row_ivs[j].hi))]
         names = [r.variant, variant_label(r.experiment, r.variant)] + ([labels[select.machine_key(r)]] if mixed else [])
-        rows.append(names + [fmt.fmt_metric(m, v) for m, v in zip(present, vals)]
-                    + [fmt.fmt_ratio(x) for x in rats] + [r.error or ""])
-        raw.append(names + vals + rats + [r.error])
+        rows.append(names + [metric_cell(r, m) for m in present]
+                    + [fmt.fmt_ratio_cell(iv) for iv in row_ivs] + [fmt.fmt_ratio(x) for x in bounds]
+                    + ([chk] if flagged else []) + [r.error or ""])
+        raw.append(names + vals + rats + bounds + ([chk or None] if flagged else []) + [r.error])
     p = recs[0].params if recs else {}
     if not ratios:
         ratio_note = ""
@@ -83,14 +164,44 @@ def comparison(records: Sequence[Record], *, reference: str = "tf1_dynamic",
         ratio_note = f"ratios against {reference} measured on the same machine (– where that machine has none)"
     else:
         ratio_note = f"ratios against {reference}"
+    if ratio_note and spread:
+        ratio_note += ", in brackets " + _how([row[j] for row in ivs for j in spread])
+    n_flag = sum(bool(c) for c in checks)
     return TableView(
         title=title or f"{recs[0].experiment if recs else ''}: {fmt.fmt_params(p)}",
         caption="; ".join(x for x in (
             fmt.fmt_params(p),
             f"median of {p['repeats']} steps after {p.get('warmup', 0)} warm-up" if "repeats" in p else "",
-            ratio_note, source_note(recs)) if x),
+            _rounds_note(recs), ratio_note, _noise_note(recs, present),
+            f"{n_flag} row{'s' if n_flag != 1 else ''} with figures that cannot be true (see {CHECK})" if n_flag
+            else "", busy(recs), source_note(recs)) if x),
         columns=tuple(columns), rows=tuple(map(tuple, rows)), raw=tuple(map(tuple, raw)),
         provenance=provenance(recs))
+
+
+def _how(ivs: Sequence[Interval | None]) -> str:
+    """Where the ratios' intervals come from, for a caption: "the range of the per-round ratios", "..."."""
+    hows = {iv.how for iv in ivs if iv is not None and iv.known}
+    words = (["the range of the per-round ratios"] if "rounds" in hows else []) + \
+            (["the interval from the timed steps' quartiles (one round)"] if "quartiles" in hows else [])
+    return " or ".join(words)
+
+
+def _rounds_note(recs: Sequence[Record]) -> str:
+    """"median of 5 rounds (each a fresh worker)" when some record has several rounds."""
+    ns = sorted({len(r.rounds) for r in recs if len(r.rounds) >= 2})
+    if not ns:
+        return ""
+    n = str(ns[0]) if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
+    return f"each figure the median of {n} rounds (each a fresh worker)"
+
+
+def _noise_note(recs: Sequence[Record], metrics: Sequence[str]) -> str:
+    """What the "(! 23%)" flag means, when a cell has one."""
+    if not any(noise(r, m) is not None for r in recs for m in metrics if m in r.metrics):
+        return ""
+    return (f"(! N%): its rounds disagree by N% of their median, more than {fmt.fmt_percent(rules.NOISE)}: "
+            "a noisy figure")
 
 
 def generic(records: Sequence[Record], *, title: str, metrics: Sequence[str] | None = None,
@@ -103,16 +214,28 @@ def generic(records: Sequence[Record], *, title: str, metrics: Sequence[str] | N
             for m in r.metrics:
                 seen.setdefault(m, None)
         metrics = list(seen)
-    columns = ["variant"] + list(key_params) + [fmt.label(m) for m in metrics] + ["error"]
+    checks = [check(r) for r in recs]
+    flagged = any(checks)
+    columns = ["variant"] + list(key_params) + [fmt.label(m) for m in metrics] + ([CHECK] if flagged else []) + \
+              ["error"]
     rows, raw = [], []
-    for r in recs:
+    for r, chk in zip(recs, checks):
         vals = [r.metrics.get(m) for m in metrics]
         kp = [r.params.get(k) for k in key_params]
-        rows.append([r.variant] + [fmt.fmt_value(v) for v in kp] + [fmt.fmt_metric(m, v) for m, v in
-                                                                     zip(metrics, vals)] + [r.error or ""])
-        raw.append([r.variant] + kp + vals + [r.error])
-    return TableView(title=title, caption=source_note(recs), columns=tuple(columns), rows=tuple(map(tuple, rows)),
+        rows.append([r.variant] + [fmt.fmt_value(v) for v in kp] + [metric_cell(r, m) for m in metrics]
+                    + ([chk] if flagged else []) + [r.error or ""])
+        raw.append([r.variant] + kp + vals + ([chk or None] if flagged else []) + [r.error])
+    caption = "; ".join(x for x in (_rounds_note(recs), _noise_note(recs, metrics), busy(recs), source_note(recs))
+                        if x)
+    return TableView(title=title, caption=caption, columns=tuple(columns), rows=tuple(map(tuple, rows)),
                      raw=tuple(map(tuple, raw)), provenance=provenance(recs))
+
+
+def _noisy_words(rec: Record) -> str:
+    """"noisy: forward (ms) ! 23%" for the metrics whose rounds disagree by more than ``rules.NOISE``; ""."""
+    flags = [f"{fmt.label(m)} ! {fmt.fmt_percent(s)}" for m in _metric_order([rec])
+             if (s := noise(rec, m)) is not None]
+    return ("noisy: " + ", ".join(flags)) if flags else ""
 
 
 def results_rows(records: Iterable[Record]) -> list[dict]:
@@ -124,14 +247,20 @@ def results_rows(records: Iterable[Record]) -> list[dict]:
             "device": r.env.get("device"), "machine": r.machine, "created_at": r.created_at, "source": r.source,
             "status": "failed: " + r.error if r.error else "ok",
             "fwd_ms": r.metrics.get("fwd_ms"), "train_ms": r.metrics.get("train_ms"), "key": r.key,
+            "rounds": len(r.round_metrics), CHECK: check(r) or _noisy_words(r),
         })
     return out
 
 
 def text_table(view: TableView, *, max_width: int = 40) -> str:
-    """A plain aligned table for the terminal."""
+    """A plain aligned table for the terminal: the cells the screen shows (the ratios with their intervals, the
+    noise flags, the "check" column; not the raw interval columns, :func:`without_bounds`). A "check" sentence is
+    never cut."""
+    view = without_bounds(view)
     cols = list(view.columns)
-    rows = [[c if len(c) <= max_width else c[: max_width - 1] + "…" for c in row] for row in view.rows]
+    keep = {i for i, c in enumerate(cols) if c == CHECK}
+    rows = [[c if len(c) <= max_width or i in keep else c[: max_width - 1] + "…" for i, c in enumerate(row)]
+            for row in view.rows]
     widths = [max([len(cols[i])] + [len(r[i]) for r in rows]) for i in range(len(cols))]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     out = [view.title, line(cols), line(["-" * w for w in widths])] + [line(r) for r in rows]

@@ -125,8 +125,15 @@ def caption(records: Sequence[Record], point: Mapping[str, Any]) -> str:
 
 
 def comparison(shown: Sequence[Record], *, reference: str, point: Mapping[str, Any]) -> TableView:
-    """The comparison table: one row per variant, ratios against ``reference`` on the row's own machine."""
+    """The comparison table: one row per variant, ratios against ``reference`` on the row's own machine, each with
+    its interval ("0.63x (0.60–0.66)"); noisy figures flagged ("13.7 (! 23%)"), impossible ones in a "check"
+    column; the raw interval columns for the downloads (``tables.BOUNDS``)."""
     return tables.comparison(shown, reference=reference, title=title(point))
+
+
+def screen(view: TableView) -> TableView:
+    """The comparison as the page shows it: without the raw interval columns (the ratio cells say the interval)."""
+    return tables.without_bounds(view)
 
 
 def chart_views(shown: Sequence[Record], point: Mapping[str, Any]) -> list[tuple[Any, ChartView]]:

@@ -4,7 +4,9 @@ Pure: no Streamlit, no TensorFlow (Altair and pandas only).
 
 Which records stand is :mod:`rnnlab.judge.select`'s choice (one configuration on one machine per table and chart:
 :func:`standing`, :func:`selection`); thresholds are :mod:`rnnlab.core.rules`'; seed 003's verdict is the Claims
-table's (:func:`seed003_verdict` reads ``claims.verdict`` for the two seed-003 claims); provenance words are
+table's (:func:`seed003_verdict` reads ``claims.verdict`` for the two seed-003 claims); every ratio quoted carries its
+interval (``findings.interval``: ``core.stats.ratio_interval`` across rounds, or the timed steps' quartiles) and a
+"faster" is ``rules.call`` on it, as the Claims table decides; provenance words are
 ``select``'s (only this machine's records are "measured here"); colours and source marks are
 :mod:`rnnlab.present.style`'s. The page (``pages/varlen.py``) imports only this module, ``engine.api`` and ``ui``.
 
@@ -22,7 +24,7 @@ import altair as alt
 import pandas as pd
 
 from rnnlab import experiments
-from rnnlab.core import envinfo, rules
+from rnnlab.core import envinfo, rules, stats
 from rnnlab.core import format as fmt
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import fmt_params  # noqa: F401  (the page's captions)
@@ -33,7 +35,7 @@ from rnnlab.experiments import padding as padding_exp
 from rnnlab.experiments import seed003 as seed003_exp
 from rnnlab.experiments import seeds
 from rnnlab.experiments import varlen as varlen_exp
-from rnnlab.judge import claims, select
+from rnnlab.judge import claims, findings, select
 from rnnlab.judge.select import provenance, source_note
 from rnnlab.present import style
 from rnnlab.present.report import chart_view, page_report
@@ -186,7 +188,7 @@ def selection(records: Sequence[Record], plan, env: Mapping[str, Any] | None = N
     params = plan.points[0]
     sel = select.pick(records, params, plan.variants, fingerprint=fp, experiment=plan.experiment)
     cands = [r for r in records if r.experiment == plan.experiment and r.variant in plan.variants
-             and select.same_config(r.params, params)]
+             and select.same_config(r.params, params, ignore=select.STANDS_IN)]
     gs = ordered_groups(cands, plan.experiment, here=fp)
     if not gs:
         return Shown([], sel.missing, ())
@@ -462,12 +464,20 @@ def seed001_comparison(records: Sequence[Record]) -> str | None:
     if s is None or d is None:
         return None
     sm, dm = s.metrics, d.metrics
-    ratio = dm["train_seq_per_s"] / sm["train_seq_per_s"]
     metric = "train_seq_per_s"
-    faster = (f"dynamic_rnn over buckets trains **{fmt.fmt_ratio(ratio)} as fast**"
-              if rules.beats(dm, sm, metric, higher=True)[0] else
+    iv = findings.interval(d, s, metric)  # dynamic/static of the throughput
+    ratio = iv.mid if iv is not None else dm[metric] / sm[metric]
+    # dynamic saves time per sequence when static/dynamic of the throughput (a time ratio) clears the margin
+    dyn = _call(findings.interval(s, d, metric))
+    sta = _call(iv)
+    b, b_inv = fmt.fmt_span(iv), fmt.fmt_span(iv, invert=True)
+    faster = (f"dynamic_rnn over buckets trains **{fmt.fmt_ratio(ratio)} as fast**" + (f" ({b}x)" if b else "")
+              if dyn == "holds" else
               f"static_rnn at the fixed length trains **{fmt.fmt_ratio(1 / ratio)} as fast**"
-              if rules.beats(sm, dm, metric, higher=True)[0] else
+              + (f" ({b_inv}x)" if b_inv else "") if sta == "holds" else
+              f"the two are **too close to call**: dynamic_rnn's throughput is {fmt.fmt_ratio(ratio)} static_rnn's "
+              f"({b}x), reaching across the {fmt.fmt_percent(rules.MARGIN)} margin"
+              if "too noisy to call" in (dyn, sta) else
               f"the two train **about as fast** (within {fmt.fmt_percent(rules.MARGIN)})")
     return (f"**Seed 001's choice.** {select.where([s, d])}: static_rnn "
             f"padded to the longest sequence ({_num(sm['train_seq_per_s'])} seq/s, "
@@ -523,9 +533,9 @@ def seed003_table(records: Sequence[Record], *, title: str | None = None) -> Tab
         cs, cd = c["static"].get(metric), c["dynamic"].get(metric)
         ms = s.metrics.get(metric) if s is not None and s.ok else None
         md = d.metrics.get(metric) if d is not None and d.ok else None
-        ratio = ms / md if ms is not None and md else None
-        rows.append([name, _num(cs, kind), _num(cd, kind), _num(ms, kind), _num(md, kind), fmt.fmt_ratio(ratio)])
-        raw.append([name, cs, cd, ms, md, ratio])
+        iv = findings.interval(s, d, metric) if ms is not None and md else None
+        rows.append([name, _num(cs, kind), _num(cd, kind), _num(ms, kind), _num(md, kind), fmt.fmt_ratio_cell(iv)])
+        raw.append([name, cs, cd, ms, md, None if iv is None else iv.mid])
     errors = [f"{r.variant} failed: {r.error}" for r in recs if not r.ok]
     cap = _caption(recs, "seed columns: " + c["label"], *errors)
     p = dict(recs[0].params) if recs else {}
@@ -584,8 +594,9 @@ class Seed003Verdict:
 
 def conclusion(statuses: Sequence[str]) -> str:
     """The status of a conclusion made of several claims, all of which it asserts: not measured when one is not,
-    does not hold when one does not, depends when one depends, holds when all hold."""
-    for st in ("not measured", "not measurable here", "does not hold", "depends"):
+    does not hold when one does not, depends when one depends, too noisy to call when one is, holds when all
+    hold."""
+    for st in ("not measured", "not measurable here", "does not hold", "depends", "too noisy to call"):
         if st in statuses:
             return st
     return "holds" if statuses else "not measured"
@@ -593,6 +604,17 @@ def conclusion(statuses: Sequence[str]) -> str:
 
 def _v(x: float) -> str:
     return fmt.fmt_value(x, "g")
+
+
+def _call(iv) -> str:
+    """``rules.call`` on an interval (``findings.interval``); no ratio does not hold."""
+    return rules.call(iv) if iv is not None else "does not hold"
+
+
+def _sp(iv, *, invert: bool = False) -> str:
+    """", 3.8–4.2x" after a ratio in a sentence ("" without a known spread)."""
+    b = fmt.fmt_span(iv, invert=invert)
+    return f", {b}x" if b else ""
 
 
 def _at(recs: Sequence[Record]) -> str:
@@ -632,12 +654,15 @@ def seed003_verdict(records: Iterable[Record]) -> Seed003Verdict:
         return Seed003Verdict(status, judged, f"Cannot judge seed 003's claim yet: {what} (run `{cmd}`).",
                               (seed_line,))
 
-    s, d = ok["static"].metrics, ok["dynamic"].metrics
-    params = dict(ok["static"].params)
+    S, D = ok["static"], ok["dynamic"]
+    s, d = S.metrics, D.metrics
+    params = dict(S.params)
     at = _at(recs)
-    tf = ok["static"].env.get("tf")
-    steady = s["steps_per_s"] / d["steps_per_s"]
-    build = s["build_s"] / d["build_s"] if d.get("build_s") else float("nan")
+    tf = S.env.get("tf")
+    iv_steady = findings.interval(S, D, "steps_per_s")  # static/dynamic of steps/s
+    iv_build = findings.interval(S, D, "build_s")  # static/dynamic of the build time
+    steady = iv_steady.mid if iv_steady is not None else s["steps_per_s"] / d["steps_per_s"]
+    build = iv_build.mid if iv_build is not None else float("nan")
     if is_seed_config(params):
         cfg = "the seed's exact configuration"
     else:
@@ -648,32 +673,38 @@ def seed003_verdict(records: Iterable[Record]) -> Seed003Verdict:
                f"{params.get('lengths')})")
     measured = (
         f"{select.where(recs)}{f', TensorFlow {tf},' if tf else ''} with {cfg}: once warm, static "
-        f"{_v(s['steps_per_s'])} vs dynamic {_v(d['steps_per_s'])} steps/s (static/dynamic = {fmt.fmt_ratio(steady)}); "
+        f"{_v(s['steps_per_s'])} vs dynamic {_v(d['steps_per_s'])} steps/s (static/dynamic = "
+        f"{fmt.fmt_ratio_cell(iv_steady)}); "
         f"building the graph took static {_v(s['build_s'])} s vs dynamic {_v(d['build_s'])} s "
-        f"({fmt.fmt_ratio(build)}); "
+        f"({fmt.fmt_ratio_cell(iv_build)}); "
         f"build, session, first step and first interval together: static {_v(s.get('together_s'))} s vs dynamic "
         f"{_v(d.get('together_s'))} s.")
 
     here = " here" if at == "here" else ""
     run_v, build_v = judged[0][2], judged[1][2]
+    margin = f"within the {fmt.fmt_percent(rules.MARGIN)} margin"
     if run_v.status == "holds":
-        run_part = f"static_rnn does run faster{here} ({steady:.1f}x)"
-    elif run_v.status == "does not hold" and rules.beats(d, s, "steps_per_s", higher=True)[0]:
-        run_part = f"the opposite holds for running: dynamic_rnn is {1 / steady:.1f}x faster{here}"
+        run_part = f"static_rnn does run faster{here} ({steady:.1f}x{_sp(iv_steady)})"
+    elif run_v.status == "does not hold" and _call(findings.interval(S, D, "steps_per_s")) == "holds":
+        run_part = f"the opposite holds for running: dynamic_rnn is {1 / steady:.1f}x faster{here}" + (
+            f" ({fmt.fmt_span(iv_steady, invert=True)}x)" if fmt.fmt_span(iv_steady) else "")
     elif run_v.status == "does not hold":
-        noise = rules.beats(s, d, "steps_per_s", higher=True)[1]
-        within = "within the noise" if noise else f"within the {fmt.fmt_percent(rules.MARGIN)} margin"
-        run_part = f"static_rnn does not run meaningfully faster{here} ({within}: {steady:.2f}x)"
+        run_part = f"static_rnn does not run meaningfully faster{here} ({margin}: {steady:.2f}x{_sp(iv_steady)})"
+    elif run_v.status == "too noisy to call":
+        run_part = (f"whether static_rnn runs faster{here} is too noisy to call ({steady:.2f}x{_sp(iv_steady)}: "
+                    f"the interval reaches across the {fmt.fmt_percent(rules.MARGIN)} margin)")
     else:
         run_part = f"whether static_rnn runs faster depends ({run_v.why})"
     if build_v.status == "holds":
-        build_part = f"static_rnn is slower to build, as claimed ({fmt.fmt_ratio(build)})"
-    elif build_v.status == "does not hold" and rules.beats(s, d, "build_s")[0]:
-        build_part = f"static_rnn is even faster to build ({fmt.fmt_ratio(build)})"
+        build_part = f"static_rnn is slower to build, as claimed ({fmt.fmt_ratio(build)}{_sp(iv_build)})"
+    elif build_v.status == "does not hold" and _call(iv_build) == "holds":
+        build_part = f"static_rnn is even faster to build ({fmt.fmt_ratio(build)}{_sp(iv_build)})"
     elif build_v.status == "does not hold":
-        noise = rules.beats(d, s, "build_s")[1]
-        within = "within the noise" if noise else f"within the {fmt.fmt_percent(rules.MARGIN)} margin"
-        build_part = f"static_rnn is not meaningfully slower to build ({within}: {fmt.fmt_ratio(build)})"
+        build_part = (f"static_rnn is not meaningfully slower to build ({margin}: "
+                      f"{fmt.fmt_ratio(build)}{_sp(iv_build)})")
+    elif build_v.status == "too noisy to call":
+        build_part = (f"whether static_rnn builds slower is too noisy to call ({fmt.fmt_ratio(build)}"
+                      f"{_sp(iv_build)}: the interval reaches across the {fmt.fmt_percent(rules.MARGIN)} margin)")
     else:
         build_part = f"whether static_rnn builds slower depends ({build_v.why})"
     headline = f"Verdict: the conclusion {status} {at}: {run_part}, and {build_part}."
@@ -682,7 +713,10 @@ def seed003_verdict(records: Iterable[Record]) -> Seed003Verdict:
     if "first_interval_steps_per_s" in s and "first_interval_steps_per_s" in d:
         fs, fd = s["first_interval_steps_per_s"], d["first_interval_steps_per_s"]
         n = f"its first {params['interval']} steps" if params.get("interval") else "its first interval"
-        slow = rules.beats({"rate": s["steps_per_s"]}, {"rate": fs}, "rate", higher=True)[0]
+        both = [m for m in S.round_metrics if "first_interval_steps_per_s" in m and "steps_per_s" in m]
+        # a slow start: the first interval's rate at least the margin below the warm rate, round by round
+        slow = _call(stats.ratio_interval([{"rate": m["first_interval_steps_per_s"]} for m in both],
+                                          [{"rate": m["steps_per_s"]} for m in both], "rate")) == "holds"
         lines.append(
             (f"The seed's slow start of static_rnn does show {at}: {_v(fs)} steps/s over {n} "
              f"against {_v(s['steps_per_s'])} after" if slow else

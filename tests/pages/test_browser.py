@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.slow,  # Streamlit pages, a browser or TensorFlow
                                 reason=f"{CHROMIUM} is missing: install Debian's chromium to run the browser tests")]
 
 TINY = {"cell": "rnn", "layers": "1", "units": "4", "batch": "2", "seq_len": "5", "input_dim": "3", "repeats": "3",
-        "warmup": "1", "variants": "tf1_static,tf1_dynamic", "ref": "tf1_dynamic"}
+        "warmup": "1", "rounds": "1", "variants": "tf1_static,tf1_dynamic", "ref": "tf1_dynamic"}
 
 
 def query(q: dict) -> str:

@@ -223,6 +223,30 @@ def test_filters_live_in_the_url():
     assert labels == {"Markdown", "CSV", "PowerPoint"}
 
 
+def noisy_records() -> list[Record]:
+    """Seed 000's CPU speed claim measured in three rounds: dynamic_rnn 20% faster at the median, but one round at
+    5%: the interval (0.70-0.95) reaches across the 10% margin."""
+    def rounds(variant, fwd, train):
+        rs = tuple({"fwd_ms": f, "train_ms": t} for f, t in zip(fwd, train))
+        return unroll(variant).with_(metrics={"fwd_ms": sorted(fwd)[1], "train_ms": sorted(train)[1]}, rounds=rs)
+
+    return [rounds("tf1_static", [100.0, 100.0, 100.0], [300.0, 300.0, 300.0]),
+            rounds("tf1_dynamic", [70.0, 80.0, 95.0], [240.0, 245.0, 250.0])]
+
+
+def test_too_noisy_to_call_has_its_card_filter_and_colour():
+    Store().put_many(noisy_records())
+    at = app({"status": "too-noisy-to-call"})
+    assert any(k.endswith("too noisy to call") and ":violet[" in k and v == "1" for k, v in metrics(at).items())
+    assert at.multiselect(key="claims.w_status").value == ["too noisy to call"]
+    assert "too noisy to call" in at.multiselect(key="claims.w_status").options
+    frame = claims_frame(at)
+    assert list(frame["verdict"]) == ["too noisy to call"] and frame["claim (the seed's words and figure)"].iloc[0] \
+        == CPU_SPEED.text
+    assert "0.80x (0.70–0.95) across 3 rounds" in frame.iloc[0][claim_views.measured_column(Store().records())]
+    assert any("too noisy to call" in e.proto.label and "violet" in e.proto.label for e in at.expander)
+
+
 def test_bad_url_values_warn_and_fall_back():
     at = app({"cell": "transformer", "units": "-5", "n_steps": "lots", "mode": "sideways", "status": "maybe,holds",
               "seeds": "999"})
