@@ -8,8 +8,6 @@ from rnnlab.engine import api
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
 
-MAX_BYTES = 50 * 2**20
-
 
 def setup_arguments(sub) -> None:
     p = sub.add_parser("import", help="import a JSON or JSONL file of records")
@@ -17,16 +15,20 @@ def setup_arguments(sub) -> None:
     p.set_defaults(func=main)
 
 
-def run(*, file: str, store: Store | None = None) -> int:
+def run(*, file: str, store: Store | None = None) -> api.ImportCount:
     path = Path(file)
     if not path.is_file():
         raise RnnlabError(f"{file}: no such file")
-    if path.stat().st_size > MAX_BYTES:
-        raise RnnlabError(f"{file}: larger than {MAX_BYTES // 2**20} MB; split it")
-    return api.import_file(path.read_bytes(), name=path.name, store=store or Store())
+    try:
+        if path.stat().st_size > api.MAX_IMPORT_BYTES:
+            raise RnnlabError(f"{file}: larger than {api.MAX_IMPORT_BYTES // 2**20} MB; split it")
+        data = path.read_bytes()
+    except OSError as e:
+        raise RnnlabError(f"{file}: cannot read it ({e.strerror})") from None
+    return api.import_file(data, name=path.name, store=store or Store())
 
 
 def main(args) -> int:
     n = run(file=args.file)
-    print(f"rnnlab: imported {n} records from {args.file}")
+    print(f"rnnlab: {args.file}: {n.message}")
     return 0

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from typing import Any, Mapping
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import clip
 
 SCHEMA = 2
 
@@ -121,12 +122,28 @@ class Record:
                    source=source if source in ("local", "baseline", "imported") else "local", rounds=rounds)
 
 
+def finite_number(v: Any) -> float | None:
+    """``v`` as a float when it is a finite JSON number (not a bool), else None (``10**400`` included)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _short(v: Any) -> str:
+    return clip(repr(v), 40) if not isinstance(v, int) or abs(v) < 10**30 else "a number too large"
+
+
 def _numbers(values: dict, what: str) -> dict[str, float]:
     out = {}
     for name, v in values.items():
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise RnnlabError(f"{what} {name!r} must be a finite number, got {v!r}")
-        out[str(name)] = float(v)
+        f = finite_number(v)
+        if f is None:
+            raise RnnlabError(f"{what} {name!r} must be a finite number, got {_short(v)}")
+        out[str(name)] = f
     return out
 
 
@@ -150,14 +167,48 @@ def _upgrade_to_2(d: dict) -> dict:
     return {**d, "schema": 2, "rounds": []}
 
 
+def _refuse_constant(word: str) -> Any:
+    raise ValueError(f"{word} is not a number rnnlab stores")
+
+
+def _finite_float(text: str) -> float:
+    f = float(text)
+    if not math.isfinite(f):
+        raise ValueError(f"the number {text[:20]} is too large")
+    return f
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` without NaN/Infinity or numbers that overflow a float; JSONDecodeError for text that is not
+    JSON, RnnlabError for JSON rnnlab cannot hold (nested too deeply, numbers too large)."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise RnnlabError("nested too deeply to be an rnnlab record") from None
+    except ValueError as e:  # NaN/Infinity, 1e400, an integer of more than 4300 digits
+        raise RnnlabError("an integer too long to read" if "digits" in str(e) else str(e)) from None
+
+
 def parse_records(text: str, *, name: str = "file") -> list[Record]:
     """Records from JSON (an array, or an object with a "records" array) or JSONL. All or nothing."""
+    try:
+        return _parse_records(text, name)
+    except RecursionError:
+        raise RnnlabError(f"{name}: nested too deeply to be an rnnlab results file") from None
+
+
+def _parse_records(text: str, name: str) -> list[Record]:
     text = text.strip()
     if not text:
         raise RnnlabError(f"{name}: empty file; expected a JSON array or JSONL of rnnlab records")
     items: list[Any]
     try:
-        obj = json.loads(text)
+        try:
+            obj = _loads(text)
+        except RnnlabError as e:
+            raise RnnlabError(f"{name}: {e}") from None
         if isinstance(obj, dict) and isinstance(obj.get("records"), list):
             items = obj["records"]
         elif isinstance(obj, list):
@@ -172,10 +223,12 @@ def parse_records(text: str, *, name: str = "file") -> list[Record]:
             if not line.strip():
                 continue
             try:
-                items.append(json.loads(line))
+                items.append(_loads(line))
             except json.JSONDecodeError as e:
                 raise RnnlabError(f"{name}: line {i} is not JSON ({e.msg}); expected a JSON array or JSONL of"
                                   " rnnlab records") from None
+            except RnnlabError as e:
+                raise RnnlabError(f"{name}: line {i}: {e}") from None
     if not items:
         raise RnnlabError(f"{name}: holds no records")
     return [Record.from_dict(item, where=f"{name}: record {i + 1}") for i, item in enumerate(items)]

@@ -6,7 +6,14 @@
 - A file that is not SQLite, or SQLite that is not ours, is moved aside with a one-line warning and a new store is
   started; a store written by a newer schema is refused with a message that says what to do.
 - Reading a row that does not parse skips it with a warning (browsing); importing refuses bad records (all or
-  nothing), see ``import_records``.
+  nothing), see ``engine.api.import_file``; an import never replaces a stored record (``put_many(replace=False)``).
+- Opening (inspecting, moving a bad file aside, creating the tables) holds an ``fcntl.flock`` on ``<store>.lock``:
+  many processes opening one corrupt store move it aside once, by an atomic rename that keeps its bytes.
+- A path that is a directory is refused; a store that cannot be written (read-only file or folder) is read
+  read-only, and a write says so (it is never mistaken for a corrupt file).
+- A write waits for another writer's lock up to ``RNNLAB_STORE_WAIT_S`` seconds (default 120), retrying with
+  backoff; records that still cannot be written go to ``<store>.unsaved-<time>.jsonl`` beside it, and the error
+  says how to import them.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import clip
 from rnnlab.core.record import Record
 
 STORE_SCHEMA = 1
@@ -42,15 +50,70 @@ def default_path() -> Path:
     return Path(env).expanduser() if env else _ROOT / "data" / "cache" / "results.sqlite"
 
 
-def _warn_stderr(msg: str) -> None:
+DEFAULT_WAIT_S = 120.0  # how long a write waits for another writer (RNNLAB_STORE_WAIT_S overrides)
+_ATTEMPT_S = 5.0  # SQLite's own busy wait per attempt; attempts repeat with backoff until the total wait is spent
+
+
+def warn_stderr(msg: str) -> None:
     print(f"rnnlab: warning: {msg}", file=sys.stderr)
 
 
+def wait_s() -> float:
+    """How long a write waits for the store's lock: ``RNNLAB_STORE_WAIT_S`` (seconds), default 120."""
+    raw = os.environ.get("RNNLAB_STORE_WAIT_S", "").strip()
+    if not raw:
+        return DEFAULT_WAIT_S
+    try:
+        v = float(raw)
+    except ValueError:
+        raise RnnlabError(f"RNNLAB_STORE_WAIT_S={raw!r} is not a number of seconds") from None
+    if not (0 <= v < 1e6):
+        raise RnnlabError(f"RNNLAB_STORE_WAIT_S={raw!r}: expected seconds between 0 and 1e6")
+    return v
+
+
+def _is_locked(e: sqlite3.OperationalError) -> bool:
+    text = str(e).lower()
+    return "locked" in text or "busy" in text
+
+
+def _is_read_only(e: sqlite3.Error) -> bool:
+    text = str(e).lower()
+    return "readonly" in text or "read-only" in text or "unable to open" in text
+
+
+class StoreLocked(RnnlabError):
+    """Another process held the store's write lock longer than the wait allows."""
+
+
+@contextmanager
+def _file_lock(path: Path):
+    """An exclusive ``flock`` on ``path`` (``<store>.lock``) for opening the store; no lock where none can be made
+    (a read-only folder: nothing is moved or created there anyway)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield
+        return
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 class Store:
-    def __init__(self, path: str | os.PathLike | None = None, *, warn: Callable[[str], None] = _warn_stderr):
+    def __init__(self, path: str | os.PathLike | None = None, *, warn: Callable[[str], None] = warn_stderr):
         self.path = Path(path) if path is not None else default_path()
         self.warn = warn
         self.warnings: list[str] = []
+        self.read_only = False
+        self.read_only_reason: str | None = None
         self._open()
 
     # -- opening -----------------------------------------------------------------------------------------------
@@ -58,51 +121,124 @@ class Store:
         self.warnings.append(msg)
         self.warn(msg)
 
-    def _connect(self) -> sqlite3.Connection:
-        con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        con.execute("PRAGMA busy_timeout=30000")
+    def _uri(self, query: str) -> str:
+        return f"{self.path.absolute().as_uri()}?{query}"
+
+    def _connect(self, timeout: float = _ATTEMPT_S) -> sqlite3.Connection:
+        if self.read_only:
+            try:
+                con = sqlite3.connect(self._uri("mode=ro"), uri=True, timeout=timeout,
+                                      isolation_level=None)
+                con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.OperationalError:  # a WAL store in a read-only folder: read it as a snapshot
+                con = sqlite3.connect(self._uri("immutable=1"), uri=True, isolation_level=None)
+        else:
+            con = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+        con.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
         return con
 
+    def _why_read_only(self) -> str | None:
+        """Why this store cannot be written (None: it can, as far as the file system says)."""
+        folder = self.path.parent
+        if self.path.exists() and not os.access(self.path, os.W_OK):
+            return "the file is not writable"
+        if not os.access(folder, os.W_OK):
+            return f"its folder {folder} is not writable"
+        return None
+
     def _open(self) -> None:
+        if self.path.is_dir():
+            raise RnnlabError(f"RNNLAB_STORE={self.path} is a directory; give a file path "
+                              f"(e.g. {self.path / 'results.sqlite'})")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise RnnlabError(f"cannot create the store's folder {self.path.parent}: {e.strerror}; "
                               "set RNNLAB_STORE to a writable path") from None
-        problem = self._inspect()
-        if problem:
-            aside = self.path.with_name(f"{self.path.name}.bad-{time.strftime('%Y%m%dT%H%M%S')}")
-            os.replace(self.path, aside)
-            for suffix in ("-wal", "-shm"):
-                side = Path(str(self.path) + suffix)
-                if side.exists():
-                    os.replace(side, Path(str(aside) + suffix))
-            self._say(f"{self.path} {problem}; moved it to {aside.name} and started a new store")
-        with closing(self._connect()) as con:
+        self.read_only_reason = self._why_read_only()
+        self.read_only = self.read_only_reason is not None
+        if self.read_only:
+            if not self.path.exists():
+                raise RnnlabError(f"cannot create the store {self.path}: {self.read_only_reason}; "
+                                  "set RNNLAB_STORE to a writable path")
+            if not os.access(self.path, os.R_OK):
+                raise RnnlabError(f"cannot read the store {self.path}: permission denied; "
+                                  "set RNNLAB_STORE to a readable file")
+            problem = self._inspect()
+            if problem:  # never moved aside: it may be fine, only not ours to touch
+                raise RnnlabError(f"{self.path} {problem}, and it is read-only ({self.read_only_reason}); "
+                                  "set RNNLAB_STORE to a writable path")
+            return
+        with _file_lock(Path(str(self.path) + ".lock")):
+            problem = self._inspect()  # under the lock: another opener may have moved it aside a moment ago
+            if problem:
+                self._move_aside(problem)
+            if self._ready():
+                return
             try:
-                con.execute("PRAGMA journal_mode=WAL")
-            except sqlite3.OperationalError:
-                pass  # another process is switching it right now; WAL is persistent once set
-            con.execute("BEGIN IMMEDIATE")
-            for stmt in _DDL.strip().split(";"):
-                if stmt.strip():
-                    con.execute(stmt)
-            if con.execute("PRAGMA application_id").fetchone()[0] == 0:
-                con.execute(f"PRAGMA application_id={APPLICATION_ID}")
-                con.execute(f"PRAGMA user_version={STORE_SCHEMA}")
-            con.execute("COMMIT")
+                with self._tx() as con:
+                    for stmt in _DDL.strip().split(";"):
+                        if stmt.strip():
+                            con.execute(stmt)
+                    if con.execute("PRAGMA application_id").fetchone()[0] == 0:
+                        con.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                        con.execute(f"PRAGMA user_version={STORE_SCHEMA}")
+                with closing(self._connect()) as con:
+                    try:
+                        con.execute("PRAGMA journal_mode=WAL")
+                    except sqlite3.OperationalError:
+                        pass  # another process is switching it right now; WAL is persistent once set
+            except sqlite3.OperationalError as e:
+                raise RnnlabError(f"cannot create the store {self.path}: {e}; "
+                                  "set RNNLAB_STORE to a writable path") from None
+
+    def _move_aside(self, problem: str) -> None:
+        """Rename the unusable file (and its -wal/-shm) aside, atomically, bytes untouched. Under the open lock."""
+        stamp = time.strftime('%Y%m%dT%H%M%S')
+        aside = self.path.with_name(f"{self.path.name}.bad-{stamp}")
+        n = 1
+        while aside.exists():
+            n += 1
+            aside = self.path.with_name(f"{self.path.name}.bad-{stamp}-{n}")
+        os.replace(self.path, aside)
+        for suffix in ("-wal", "-shm"):
+            side = Path(str(self.path) + suffix)
+            if side.exists():
+                os.replace(side, Path(str(aside) + suffix))
+        self._say(f"{self.path} {problem}; moved it to {aside.name} and started a new store")
+
+    def _ready(self) -> bool:
+        """The file is already a store of ours with every table (opening then writes nothing)."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return False
+        try:
+            with closing(self._connect()) as con:
+                if con.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+                    return False
+                tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                return {"records", "meta", "outputs"} <= tables
+        except sqlite3.DatabaseError:
+            return False
 
     def _inspect(self) -> str | None:
         """Why the existing file cannot be used (None: it can, or there is none). Raises for a newer schema."""
         if not self.path.exists() or self.path.stat().st_size == 0:
             return None
         try:
-            with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30.0)) as con:
+            with closing(self._connect() if self.read_only else
+                         sqlite3.connect(self._uri("mode=ro"), uri=True, timeout=30.0)) as con:
                 app_id = con.execute("PRAGMA application_id").fetchone()[0]
                 version = con.execute("PRAGMA user_version").fetchone()[0]
                 tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
                 if app_id == APPLICATION_ID:
                     con.execute("SELECT count(*) FROM records").fetchone()
+        except sqlite3.OperationalError as e:
+            if _is_locked(e):
+                return None  # busy, not broken: a writer holds it
+            if _is_read_only(e) or "disk i/o" in str(e).lower():
+                raise RnnlabError(f"cannot open the store {self.path}: {e}; set RNNLAB_STORE to a usable path") \
+                    from None
+            return f"is not a readable rnnlab store ({e})"
         except sqlite3.DatabaseError as e:
             return f"is not a readable rnnlab store ({e})"
         if app_id == APPLICATION_ID:
@@ -114,13 +250,45 @@ class Store:
             return None  # an empty SQLite file: adopt it
         return "is an SQLite file of another program"
 
+    def _refuse_write(self, why: str) -> RnnlabError:
+        return RnnlabError(f"the store {self.path} is read-only: {why}; set RNNLAB_STORE to a writable path")
+
     @contextmanager
-    def _tx(self):
-        con = self._connect()
+    def _tx(self, *, wait: float | None = None):
+        """A write transaction (BEGIN IMMEDIATE), retried with backoff while another writer holds the lock, for
+        ``wait`` seconds in all (``RNNLAB_STORE_WAIT_S``); then ``StoreLocked``."""
+        if self.read_only:
+            raise self._refuse_write(self.read_only_reason or "opened read-only")
+        total = wait_s() if wait is None else wait
+        deadline = time.monotonic() + total
+        delay = 0.05
+        while True:
+            left = deadline - time.monotonic()
+            con = self._connect(timeout=max(0.0, min(_ATTEMPT_S, left)))
+            try:
+                con.execute("BEGIN IMMEDIATE")
+                break
+            except sqlite3.OperationalError as e:
+                con.close()
+                if _is_read_only(e):
+                    raise self._refuse_write(str(e)) from None
+                if not _is_locked(e):
+                    raise RnnlabError(f"cannot write the store {self.path}: {e}") from None
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise StoreLocked(f"the store {self.path} stayed locked by another writer for {total:g} s"
+                                      " (RNNLAB_STORE_WAIT_S)") from None
+                time.sleep(min(delay, left))
+                delay = min(delay * 2, 2.0)
         try:
-            con.execute("BEGIN IMMEDIATE")
             yield con
             con.execute("COMMIT")
+        except sqlite3.OperationalError as e:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            if _is_read_only(e):
+                raise self._refuse_write(str(e)) from None
+            raise RnnlabError(f"cannot write the store {self.path}: {e}") from None
         except BaseException:
             if con.in_transaction:
                 con.execute("ROLLBACK")
@@ -130,7 +298,7 @@ class Store:
 
     def _read(self, sql: str, args: tuple = ()) -> list[tuple]:
         try:
-            with closing(self._connect()) as con:
+            with closing(self._connect(timeout=30.0)) as con:
                 return con.execute(sql, args).fetchall()
         except sqlite3.DatabaseError as e:
             raise RnnlabError(f"cannot read the store {self.path}: {e}; move the file aside to start afresh") from None
@@ -139,8 +307,8 @@ class Store:
     def _row_to_record(self, key: str, body: str) -> Record | None:
         try:
             return Record.from_dict(json.loads(body), where=f"stored record {key[:12]}")
-        except (json.JSONDecodeError, RnnlabError) as e:
-            self._say(f"skipped an unreadable stored record ({e})")
+        except (ValueError, RecursionError, RnnlabError) as e:  # not JSON, nested too deeply, not a record
+            self._say(f"skipped an unreadable stored record ({clip(str(e))})")
             return None
 
     def get(self, key: str) -> Record | None:
@@ -150,14 +318,45 @@ class Store:
     def put(self, record: Record) -> None:
         self.put_many([record])
 
-    def put_many(self, records: Iterable[Record]) -> int:
+    def put_many(self, records: Iterable[Record], *, replace: bool = True) -> int:
+        """Store records; the number written. ``replace=False`` never replaces a stored record (an import): a key
+        already stored keeps its record and is not counted.
+
+        When another writer holds the lock past the wait, the records go to ``<store>.unsaved-<time>.jsonl`` beside
+        the store and the ``StoreLocked`` error names that file and the command that imports it."""
+        records = list(records)
         rows = [(r.key, r.experiment, r.variant, r.created_at, r.source,
                  json.dumps(r.to_dict(with_transient=False) | {"source": r.source}, allow_nan=False))
                 for r in records]
-        with self._tx() as con:
-            con.executemany("INSERT OR REPLACE INTO records(key, experiment, variant, created_at, source, body)"
-                            " VALUES (?,?,?,?,?,?)", rows)
-        return len(rows)
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        try:
+            with self._tx() as con:
+                before = con.total_changes
+                con.executemany(f"{verb} INTO records(key, experiment, variant, created_at, source, body)"
+                                " VALUES (?,?,?,?,?,?)", rows)
+                written = con.total_changes - before
+        except StoreLocked as e:
+            side = self._save_aside(rows)
+            raise StoreLocked(f"{e}; the {len(rows)} record(s) were written to {side} instead; import them with:"
+                              f" python -m rnnlab import {side}") from None
+        return written
+
+    def _save_aside(self, rows: list[tuple]) -> Path:
+        side = self.path.with_name(f"{self.path.name}.unsaved-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.jsonl")
+        with open(side, "a", encoding="utf-8") as f:
+            for row in rows:
+                f.write(row[-1] + "\n")
+        return side
+
+    def sources(self, keys: Iterable[str]) -> dict[str, str]:
+        """key -> source ("local", "imported", ...) of those of ``keys`` already stored."""
+        keys = list(keys)
+        out: dict[str, str] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            out.update(self._read(f"SELECT key, source FROM records WHERE key IN ({','.join('?' * len(chunk))})",
+                                  tuple(chunk)))
+        return out
 
     def records(self, experiment: str | None = None) -> list[Record]:
         if experiment:

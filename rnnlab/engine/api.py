@@ -19,8 +19,10 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from rnnlab.core import envinfo, stats
+from rnnlab.core import format as fmt
 from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import clip
 from rnnlab.engine import runner as _runner
 from rnnlab.core.record import Record, canonical_json, make_key, utc_now
 from rnnlab.core.store import Store
@@ -103,6 +105,9 @@ def plan(experiment: str, *, preset: str | None = None, overrides: Mapping[str, 
     for k, v in (overrides or {}).items():
         exp.params[k]  # unknown names are refused here with the list of known ones
         values[k] = list(v) if isinstance(v, (list, tuple)) else [v]
+    from rnnlab.core.params import check_sweep  # issue 13: refuse a huge sweep from the lists' lengths, first
+
+    check_sweep(values)
     names = list(values)
     points = []
     for combo in itertools.product(*(values[n] for n in names)):
@@ -112,7 +117,7 @@ def plan(experiment: str, *, preset: str | None = None, overrides: Mapping[str, 
     chosen = list(variants) if variants else (preset_variants or list(exp.default_variants))
     for v in chosen:
         if v not in exp.variants:
-            raise RnnlabError(f"unknown variant {v!r} for {experiment}; known: {', '.join(exp.variants)}")
+            raise RnnlabError(f"unknown variant {fmt.clip(repr(v))} for {experiment}; known: {', '.join(exp.variants)}")
     chosen = list(dict.fromkeys(chosen))
     if exp.check is not None:
         for p in points:
@@ -276,7 +281,7 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False) -> Est
         for v in everyone:
             if env is not None:
                 rec = store.get(make_key(spec_of(exp.name, exp.version, v, params), envinfo.fingerprint(env)))
-                if rec is not None and not rec.details.get("transient"):
+                if rec is not None and not rec.details.get("transient") and rec.source == "local":
                     stored += v in p.variants
                     continue
             seen = walls.get(_timing_key(v, params))
@@ -391,8 +396,9 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
         todo = []
         for v in keys:  # the reference first, then the plan's order
             stored = None if fresh else store.get(keys[v])
-            if stored is not None and stored.details.get("transient"):
-                stored = None  # a crash, time-out or memory kill is worth another try; a deterministic error is not
+            if stored is not None and (stored.details.get("transient") or stored.source != "local"):
+                stored = None  # a crash, time-out or memory kill is worth another try; a deterministic error is not;
+                # an imported record is another machine's word, never served as this machine's measurement
             if stored is None:
                 todo.append(v)
                 continue
@@ -531,15 +537,64 @@ def _attach_diffs(store: Store, name: str, version: int, ref: str, params: Mappi
 
 
 # -- results ----------------------------------------------------------------------------------------------------
-def import_file(data: bytes | str, *, name: str = "file", store: Store | None = None) -> int:
-    """Validate every record of a JSON/JSONL file and store them all, or none (never unpickles)."""
+MAX_IMPORT_BYTES = 50 * 2**20  # a results file larger than this is refused before it is parsed
+_REASONS_SHOWN = 3  # reasons a refused import quotes
+_REASON_CHARS = 80  # each cut to this length
+
+
+class ImportCount(int):
+    """The records an import added (an ``int``, as before), plus ``kept``: records of the file whose key was already
+    in the store and were left as they were (``kept_local`` of them measured on this machine)."""
+
+    kept: int = 0
+    kept_local: int = 0
+
+    def __new__(cls, added: int, kept: int = 0, kept_local: int = 0):
+        obj = super().__new__(cls, added)
+        obj.kept, obj.kept_local = kept, kept_local
+        return obj
+
+    @property
+    def message(self) -> str:
+        """``imported 37 records; kept 3 records already measured here``."""
+        text = f"imported {int(self)} record{'s' if int(self) != 1 else ''}"
+        if self.kept_local:
+            text += f"; kept {self.kept_local} record{'s' if self.kept_local != 1 else ''} already measured here"
+        if self.kept - self.kept_local:
+            n = self.kept - self.kept_local
+            text += f"; {n} record{'s' if n != 1 else ''} already in the store"
+        return text
+
+
+def read_import(data: bytes | str, *, name: str = "file") -> list[Record]:
+    """Parse and validate a results file (JSON array/object or JSONL) against the experiment registry; store
+    nothing. All or nothing: RnnlabError ("refused 2 of 40 records: record 7: params.units=...; ...")."""
     from rnnlab.core.record import parse_records
 
+    if len(data) > MAX_IMPORT_BYTES:
+        raise RnnlabError(f"{name}: larger than {MAX_IMPORT_BYTES // 2**20} MB; split it")
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError:
             raise RnnlabError(f"{name}: not UTF-8 text; expected a JSON array or JSONL of rnnlab records") from None
     records = parse_records(data, name=name)
+    refused = [(i, ps) for i, r in enumerate(records, 1) if (ps := experiments.problems(r))]
+    if refused:
+        reasons = "; ".join(clip(f"record {i}: {ps[0]}", _REASON_CHARS) for i, ps in refused[:_REASONS_SHOWN])
+        more = "; ..." if len(refused) > _REASONS_SHOWN else ""
+        raise RnnlabError(f"{name}: refused {len(refused)} of {len(records)} records: {reasons}{more};"
+                          " nothing was imported")
+    return [r.with_(source="imported", cached=False) for r in records]
+
+
+def import_file(data: bytes | str, *, name: str = "file", store: Store | None = None) -> ImportCount:
+    """Validate every record of a JSON/JSONL file and store them all, or none (never unpickles). A record whose key
+    is already stored is kept as stored (an import never replaces a measurement); the count says how many."""
+    records = read_import(data, name=name)
     store = store or Store()
-    return store.put_many([r.with_(source="imported", cached=False) for r in records])
+    unique = list({r.key: r for r in records}.values())
+    sources = store.sources([r.key for r in unique])
+    added = store.put_many(unique, replace=False)
+    kept_local = sum(1 for r in unique if sources.get(r.key) == "local")
+    return ImportCount(added, len(unique) - added, min(kept_local, len(unique) - added))

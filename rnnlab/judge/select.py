@@ -282,19 +282,51 @@ def series(records: Iterable[Record], x: str, *, experiment: str | None = None,
 
 # -- what a page reads ---------------------------------------------------------------------------------------------
 def combined(store=None, *, experiment: str | None = None, bundled_dir=None,
-             local: Sequence[Record] | None = None) -> list[Record]:
+             local: Sequence[Record] | None = None, warn=None) -> list[Record]:
     """This machine's records, plus the bundled ones (``core.baseline``) of every experiment, variant and
-    configuration this machine has not measured: what pages, claims and exports read."""
+    configuration this machine has not measured: what pages, claims and exports read. A record that does not fit
+    the experiment registry (``experiments.problems``: an unknown experiment or variant, a param out of limits...;
+    a param the experiment does not take is let through) is left out, with one warning line per kind of problem
+    (``warn``, default stderr)."""
     from rnnlab.core import baseline
     from rnnlab.core.store import Store
 
     if local is None:
         local = (store or Store()).records(experiment)
     local = [r for r in local if experiment is None or r.experiment == experiment]
+    bundled = [r for r in baseline.load(bundled_dir) if experiment is None or r.experiment == experiment]
+    local, bundled = _valid(local, bundled, warn=warn)
     have = {(r.experiment, r.variant, config_key(r)) for r in local}
-    extra = [r for r in baseline.load(bundled_dir) if (experiment is None or r.experiment == experiment)
-             and (r.experiment, r.variant, config_key(r)) not in have]
+    extra = [r for r in bundled if (r.experiment, r.variant, config_key(r)) not in have]
     return list(local) + extra
+
+
+def _valid(*groups: Sequence[Record], warn=None) -> tuple[list[Record], ...]:
+    """Each group without the records ``experiments.problems`` finds fault with; one warning per kind of problem
+    (the field it is about: ``experiment``, ``variant``, ``params.units``...) with a count and the first case."""
+    import re
+
+    from rnnlab import experiments
+    from rnnlab.core.format import clip
+    from rnnlab.core.store import warn_stderr
+
+    kinds: dict[str, list] = {}
+    out = []
+    for group in groups:
+        kept = []
+        for r in group:
+            found = experiments.problems(r, unknown_params=False)
+            if found:
+                kind = re.split(r"[=: ]", found[0], maxsplit=1)[0]
+                where = {"local": "stored", "baseline": "bundled"}.get(r.source, r.source)
+                kinds.setdefault((where, kind), [0, found[0]])[0] += 1
+            else:
+                kept.append(r)
+        out.append(kept)
+    for (where, kind), (n, first) in kinds.items():
+        (warn or warn_stderr)(f"skipped {n} {where} record{'s' if n != 1 else ''} not fitting the experiments"
+                              f" ({kind}): {clip(first)}")
+    return tuple(out)
 
 
 # -- what is stored for a plan -------------------------------------------------------------------------------------
@@ -333,7 +365,7 @@ def pick(records: Sequence[Record], params: Mapping[str, Any], variants: Sequenc
         if b is not None:
             shown[v] = b
         # what a run would serve: not bundled, not a crash/time-out it would try again, this environment
-        served = [r for r in cands if r.source != "baseline" and not r.details.get("transient")]
+        served = [r for r in cands if r.source == "local" and not r.details.get("transient")]  # as api.run serves
         if fingerprint is None:
             have = bool(served)
         else:

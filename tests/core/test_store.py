@@ -102,3 +102,164 @@ def test_parse_records_validates_everything():
         parse_records(json.dumps([good | {"metrics": {"fwd_ms": "fast"}}]))
     with pytest.raises(RnnlabError, match="line 1 is not JSON"):
         parse_records("\x80garbage")
+
+
+# -- robustness (issue 13) ---------------------------------------------------------------------------------------------
+def test_a_directory_is_refused_and_nothing_is_moved(tmp_path):
+    folder = tmp_path / "store"
+    folder.mkdir()
+    (folder / "results.sqlite").write_bytes(b"keep me")
+    with pytest.raises(RnnlabError, match=f"RNNLAB_STORE={folder} is a directory; give a file path"):
+        Store(folder)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
+    assert (folder / "results.sqlite").read_bytes() == b"keep me"
+
+
+def _open_and_write(path, i, barrier, results):
+    barrier.wait(60)  # all at once
+    try:
+        s = Store(path, warn=lambda m: None)
+        s.put(rec(1000 + i))
+        results.put((i, s.count()))
+    except BaseException as e:
+        results.put((i, repr(e)))
+
+
+def test_many_processes_opening_one_corrupt_store_move_it_aside_once(tmp_path):
+    path = tmp_path / "r.sqlite"
+    original = b"this is not sqlite at all" * 1000
+    path.write_bytes(original)
+    ctx = mp.get_context("spawn")
+    barrier, results = ctx.Barrier(8), ctx.Queue()
+    procs = [ctx.Process(target=_open_and_write, args=(str(path), i, barrier, results)) for i in range(8)]
+    for p in procs:
+        p.start()
+    got = dict(results.get(timeout=120) for _ in procs)
+    for p in procs:
+        p.join(60)
+    assert all(isinstance(c, int) and c >= 1 for c in got.values()), got
+    bad = list(tmp_path.glob("r.sqlite.bad-*"))
+    assert len(bad) == 1 and bad[0].read_bytes() == original
+    assert Store(path).count() == 8
+
+
+def test_an_opener_waits_for_the_lock_and_does_not_move_a_file_another_one_moved(tmp_path):
+    import fcntl
+    import os
+    import threading
+
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(b"garbage" * 100)
+    fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another process is opening the store
+    opened, errors = [], []
+
+    def open_it():
+        try:
+            opened.append(Store(path, warn=lambda m: None))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    t = threading.Thread(target=open_it)
+    t.start()
+    t.join(0.5)
+    assert path.read_bytes() == b"garbage" * 100 and not opened  # nothing moved while the other holds the lock
+    os.replace(path, tmp_path / "r.sqlite.bad-other")  # the other process moves it aside, then lets go
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    t.join(30)
+    assert not errors and opened and opened[0].count() == 0
+    assert [p.name for p in tmp_path.glob("r.sqlite.bad-*")] == ["r.sqlite.bad-other"]
+
+
+def test_a_read_only_store_is_read_and_refuses_writes_without_being_moved(tmp_path, monkeypatch):
+    path = tmp_path / "r.sqlite"
+    Store(path).put(rec(1))
+    before = path.read_bytes()
+    real_access = __import__("os").access
+    # tests run as root, whom chmod does not stop: the file system's answer is simulated
+    monkeypatch.setattr("os.access", lambda p, mode, **kw: False if mode & 2 else real_access(p, mode, **kw))
+    warnings = []
+    s = Store(path, warn=warnings.append)
+    assert [r.key for r in s.records()] == [rec(1).key] and s.get(rec(1).key) is not None and not warnings
+    with pytest.raises(RnnlabError, match=r"the store .*r.sqlite is read-only: .*; set RNNLAB_STORE to a writable"):
+        s.put(rec(2))
+    with pytest.raises(RnnlabError, match="read-only"):
+        s.meta_set("k", "v")
+    assert path.read_bytes() == before and not list(tmp_path.glob("*.bad-*"))
+
+
+def test_a_read_only_corrupt_store_is_refused_not_moved(tmp_path, monkeypatch):
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(b"garbage" * 100)
+    monkeypatch.setattr("os.access", lambda p, mode, **kw: not mode & 2)
+    with pytest.raises(RnnlabError, match="read-only"):
+        Store(path)
+    assert path.read_bytes() == b"garbage" * 100 and not list(tmp_path.glob("*.bad-*"))
+
+
+def test_a_missing_store_in_a_read_only_folder_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr("os.access", lambda p, mode, **kw: not mode & 2)
+    with pytest.raises(RnnlabError, match="cannot create the store .* set RNNLAB_STORE to a writable path"):
+        Store(tmp_path / "r.sqlite")
+
+
+def _hold_lock(path):
+    con = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    con.execute("BEGIN IMMEDIATE")
+    return con
+
+
+def test_a_write_waits_for_a_brief_lock_and_then_succeeds(tmp_path, monkeypatch):
+    import threading
+
+    path = tmp_path / "r.sqlite"
+    s = Store(path)
+    monkeypatch.setenv("RNNLAB_STORE_WAIT_S", "20")
+    monkeypatch.setattr("rnnlab.core.store._ATTEMPT_S", 0.2)  # several attempts while the lock is held
+    con = _hold_lock(path)
+    release = threading.Timer(1.0, lambda: con.execute("COMMIT"))
+    release.start()
+    s.put(rec(1))
+    release.join()
+    con.close()
+    assert s.count() == 1
+
+
+def test_a_write_locked_past_the_wait_goes_to_a_side_file_that_imports(tmp_path, monkeypatch):
+    path = tmp_path / "r.sqlite"
+    s = Store(path)
+    monkeypatch.setenv("RNNLAB_STORE_WAIT_S", "0.5")
+    con = _hold_lock(path)
+    try:
+        with pytest.raises(RnnlabError, match=r"stayed locked .* written to .*unsaved-.*\.jsonl instead; import "
+                                              r"them with: python -m rnnlab import ") as e:
+            s.put_many([rec(1), rec(2)])
+    finally:
+        con.execute("ROLLBACK")
+        con.close()
+    side = list(tmp_path.glob("r.sqlite.unsaved-*.jsonl"))
+    assert len(side) == 1 and str(side[0]) in str(e.value)
+    assert [r.key for r in parse_records(side[0].read_text())] == [rec(1).key, rec(2).key]
+
+
+def test_put_many_without_replace_keeps_what_is_stored(tmp_path):
+    s = Store(tmp_path / "r.sqlite")
+    s.put(rec(1))
+    assert s.put_many([rec(1, error="x"), rec(2)], replace=False) == 1
+    assert s.get(rec(1).key).error is None and s.sources([rec(1).key, rec(3).key]) == {rec(1).key: "local"}
+
+
+def test_stored_rows_that_json_cannot_hold_are_skipped_when_browsing(tmp_path):
+    path = tmp_path / "r.sqlite"
+    s = Store(path, warn=lambda m: None)
+    s.put(rec(1))
+    body = rec(2).to_dict(with_transient=False)
+    huge = json.dumps(body).replace('"fwd_ms": 2.0', '"fwd_ms": 1' + "0" * 400)
+    con = sqlite3.connect(path)
+    con.executemany("INSERT INTO records VALUES (?, 'unroll', 'v', 't', 'local', ?)",
+                    [("deep", "[" * 100000 + "]" * 100000), ("huge", huge)])
+    con.commit()
+    con.close()
+    assert [r.key for r in s.records()] == [rec(1).key]
+    assert sum("skipped" in w for w in s.warnings) == 2
