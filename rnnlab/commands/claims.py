@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import clip
 from rnnlab.core.store import Store
 
 
@@ -37,13 +38,15 @@ def run(*, fmt: str = "table", status: str | list[str] | tuple[str, ...] | None 
         raise RnnlabError(f"format {fmt!r}: expected table, md or json")
     statuses = [status] if isinstance(status, str) else list(status or ())
     seeds = [seed] if isinstance(seed, str) else list(seed or ())
-    try:
-        statuses = [claim_views.parse_status(s) for s in statuses]
-    except ValueError as e:
-        raise RnnlabError(str(e)) from None
+    for s in statuses:
+        try:
+            claim_views.parse_status(s)
+        except ValueError as e:  # the message quotes the value: cut it to 80 characters
+            raise RnnlabError(str(e).replace(repr(s), clip(repr(s)))) from None
+    statuses = [claim_views.parse_status(s) for s in statuses]
     bad = [s for s in seeds if s not in claim_views.SEEDS]
     if bad:
-        raise RnnlabError(f"seed {bad[0]!r} has no claims; known seeds: {', '.join(claim_views.SEEDS)}")
+        raise RnnlabError(f"seed {clip(repr(bad[0]))} has no claims; known seeds: {', '.join(claim_views.SEEDS)}")
     store = store or Store()
     records = select.combined(store) if include_baseline else store.records()
     everything = claims.evaluate(records)

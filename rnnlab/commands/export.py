@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import clip
 from rnnlab.core.store import Store
 
 
@@ -25,7 +26,7 @@ def run(*, fmt: str, out: str, experiment: str | None = None, include_baseline: 
 
     store = store or Store()
     if experiment is not None and experiment not in experiments.names() and experiment not in report.TOPICS:
-        raise RnnlabError(f"unknown experiment or page {experiment!r}; known: "
+        raise RnnlabError(f"unknown experiment or page {clip(repr(experiment))}; known: "
                           f"{', '.join(dict.fromkeys([*experiments.names(), *report.TOPICS]))}")
     recs = select.combined(store) if include_baseline else store.records()
     # an experiment's export is its page's report: every experiment that page shows (varlen, padding and seed003

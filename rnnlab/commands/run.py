@@ -16,6 +16,7 @@ from rnnlab.judge import select
 from rnnlab.present import tables
 from rnnlab.core.format import fmt_seconds
 from rnnlab.engine.runner import Progress
+from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
 
 
@@ -92,7 +93,9 @@ def run(*, experiment: str, preset: str | None = None, sets: list[str] = (), var
     what is about to happen there)."""
     exp = experiments.get(experiment)
     overrides = exp.params.parse_assignments(sets)
-    names = [v.strip() for v in variants.split(",") if v.strip()] if variants else None
+    names = [v.strip() for v in variants.split(",") if v.strip()] if variants is not None else None
+    if names == []:  # `--variants ""` or `--variants ,,`: say so rather than run the defaults
+        raise RnnlabError(f"--variants: no variant names given; known: {', '.join(exp.variants)}")
     plan = api.plan(experiment, preset=preset, overrides=overrides, variants=names)
     store = store or Store()
     if on_plan is not None:

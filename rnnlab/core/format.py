@@ -150,3 +150,10 @@ def interval_words(iv) -> str:
     if iv is None or not iv.known:
         return ""
     return f"across {iv.n} rounds" if iv.how == "rounds" else "from the timed steps' quartiles"
+
+
+def clip(text: object, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis as the last one when cut: a value echoed back in an error
+    line, a property with a length limit."""
+    text = str(text)
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"

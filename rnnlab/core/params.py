@@ -11,6 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import clip
+
+# The most points one plan may hold (the cross product of every swept list): checked from the lists' lengths,
+# before the product is built, so a huge sweep is refused at once.
+MAX_POINTS = 500
 
 _LENGTHS_RE = re.compile(r"^(full|fixed:(\d+)|uniform:(\d+)-(\d+)|rows:(\d+(?:/\d+)*))$")
 
@@ -51,13 +56,13 @@ class Param:
                 else:
                     value = raw
             except ValueError:
-                raise RnnlabError(f"{self.name}={text!r} is not valid: expected {self.limits()}") from None
+                raise RnnlabError(f"{self.name}={_echo(text)} is not valid: expected {self.limits()}") from None
         else:
             value = text
         return self.validate(value)
 
     def validate(self, value: Any) -> Any:
-        bad = RnnlabError(f"{self.name}={value!r} is out of limits: expected {self.limits()}")
+        bad = RnnlabError(f"{self.name}={_echo(value)} is out of limits: expected {self.limits()}")
         if self.kind == "int":
             if isinstance(value, bool) or not isinstance(value, int):
                 if isinstance(value, float) and value.is_integer():
@@ -81,16 +86,39 @@ class Param:
                 raise bad
             m = _LENGTHS_RE.match(value)
             if m.group(3) is not None and int(m.group(3)) > int(m.group(4)):
-                raise RnnlabError(f"{self.name}={value!r}: in uniform:A-B, A must not exceed B")
+                raise RnnlabError(f"{self.name}={_echo(value)}: in uniform:A-B, A must not exceed B")
             # A row may be empty (length 0: TensorFlow's own benchmark draws lengths in [0, T)), but a batch needs
             # at least one real step somewhere: fixed:N and the top of uniform:A-B start at 1.
             if m.group(2) is not None and int(m.group(2)) < 1:
-                raise RnnlabError(f"{self.name}={value!r}: fixed lengths start at 1")
+                raise RnnlabError(f"{self.name}={_echo(value)}: fixed lengths start at 1")
             if m.group(4) is not None and int(m.group(4)) < 1:
-                raise RnnlabError(f"{self.name}={value!r}: in uniform:A-B, B must be at least 1")
+                raise RnnlabError(f"{self.name}={_echo(value)}: in uniform:A-B, B must be at least 1")
             if m.group(5) is not None and max(int(x) for x in m.group(5).split("/")) < 1:
-                raise RnnlabError(f"{self.name}={value!r}: at least one row needs a length of 1 or more")
+                raise RnnlabError(f"{self.name}={_echo(value)}: at least one row needs a length of 1 or more")
         return value
+
+
+def _echo(value: Any) -> str:
+    """A value as an error line quotes it: its repr, cut to 80 characters."""
+    return clip(repr(value))
+
+
+def sweep_size(values: Mapping[str, Any]) -> int:
+    """How many points the cross product of ``values`` (name -> list, or one value) holds, from the lists' lengths
+    alone: nothing is expanded."""
+    n = 1
+    for v in values.values():
+        n *= len(v) if isinstance(v, (list, tuple)) else 1
+    return n
+
+
+def check_sweep(values: Mapping[str, Any]) -> None:
+    """Refuse a sweep of more than ``MAX_POINTS`` points before anything builds it."""
+    n = sweep_size(values)
+    if n > MAX_POINTS:
+        sizes = " x ".join(f"{k} {len(v)}" for k, v in values.items() if isinstance(v, (list, tuple)) and len(v) > 1)
+        raise RnnlabError(f"sweep too large: {sizes} = {n:,} points, at most {MAX_POINTS} in one run;"
+                          " sweep fewer values")
 
 
 def _num(x: float | None) -> str:
@@ -137,7 +165,7 @@ class ParamSet:
         try:
             return self._by_name[name]
         except KeyError:
-            raise RnnlabError(f"unknown parameter {name!r}; known: {', '.join(self._by_name)}") from None
+            raise RnnlabError(f"unknown parameter {_echo(name)}; known: {', '.join(self._by_name)}") from None
 
     def names(self) -> list[str]:
         return [p.name for p in self.params]
@@ -157,12 +185,13 @@ class ParamSet:
         out: dict[str, list[Any]] = {}
         for a in assignments:
             if "=" not in a:
-                raise RnnlabError(f"--set {a!r}: expected KEY=VALUE (e.g. seq_len=100 or seq_len=25,50,100)")
+                raise RnnlabError(f"--set {_echo(a)}: expected KEY=VALUE (e.g. seq_len=100 or seq_len=25,50,100)")
             key, _, text = a.partition("=")
             param = self[key.strip()]
             parts = [t for t in text.split(",")]
             if not text.strip() or any(not t.strip() for t in parts):
-                raise RnnlabError(f"--set {key}=: empty value; expected {param.limits()}")
+                raise RnnlabError(f"--set {param.name}=: empty value; expected {param.limits()}")
+            check_sweep({**out, param.name: parts})  # before parsing thousands of values
             out[param.name] = [param.parse(t) for t in parts]
         return out
 
@@ -194,7 +223,7 @@ def lengths_for(spec: str, batch: int, seq_len: int, seed: int = 0) -> list[int]
 
     m = _LENGTHS_RE.match(spec)
     if not m:
-        raise RnnlabError(f"lengths={spec!r}: expected {PARAMS['lengths'].limits()}")
+        raise RnnlabError(f"lengths={_echo(spec)}: expected {PARAMS['lengths'].limits()}")
     if spec == "full":
         return [seq_len] * batch
     if m.group(2) is not None:

@@ -91,10 +91,14 @@ class SubprocessWorker:
         self.proc = subprocess.Popen([sys.executable, "-m", "rnnlab.engine.worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self._err, env=env, cwd=str(_ROOT),
                                      start_new_session=True)
-        self._q: queue.Queue = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-        self.proc.stdin.write(json.dumps(task).encode())
-        self.proc.stdin.close()
+        try:
+            self._q: queue.Queue = queue.Queue()
+            threading.Thread(target=self._pump, daemon=True).start()
+            self.proc.stdin.write(json.dumps(task).encode())
+            self.proc.stdin.close()
+        except BaseException:  # interrupted while starting: no orphan either
+            self.kill()
+            raise
 
     def _pump(self) -> None:
         for line in io.TextIOWrapper(self.proc.stdout, encoding="utf-8", errors="replace"):
@@ -152,6 +156,16 @@ def run_task(task: dict, *, launcher: Callable[[dict], Worker] = launch_subproce
              poll_s: float = 0.2) -> dict:
     """Run one task in a worker; return its result message, or ``{"type": "error", "reason": ...}``."""
     worker = launcher(task)
+    try:
+        return _watch(worker, timeout_s=timeout_s, mem_limit_mb=mem_limit_mb, on_phase=on_phase, cancel=cancel,
+                      clock=clock, poll_s=poll_s)
+    except BaseException:  # Ctrl-C, SIGTERM (the CLI raises on it), a bug: the worker never outlives its manager
+        worker.kill()
+        raise
+
+
+def _watch(worker: Worker, *, timeout_s: float, mem_limit_mb: float | None, on_phase: Callable[[str], None],
+           cancel: threading.Event | None, clock: Callable[[], float], poll_s: float) -> dict:
     t0 = clock()
     result: dict | None = None
     while True:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import clip
 from rnnlab.core.views import Report
 from rnnlab.exporters.base import Artifact, Exporter, provenance_lines, slug, stamp
 from rnnlab.exporters.csv import CsvExporter
@@ -93,7 +94,11 @@ def _targets(ex: Exporter, artifacts: list[Artifact], out: Path | str) -> list[P
     if not text.strip():
         raise RnnlabError("no output path given: pass --out FILE (or a directory)")
     path = Path(text).expanduser()
-    if path.is_dir() or text.endswith(("/", os.sep)):
+    try:
+        is_dir = path.is_dir()
+    except OSError as e:  # a name too long for the file system, a path through a file...
+        raise RnnlabError(f"cannot write {clip(text)}: {e.strerror or e}") from None
+    if is_dir or text.endswith(("/", os.sep)):
         return [path / a.name for a in artifacts]
     if ex.per is None or len(artifacts) == 1:
         return [path if path.name.lower().endswith(ex.suffix) else path.with_name(path.name + ex.suffix)]
@@ -113,4 +118,4 @@ def _write(path: Path, data: bytes) -> None:
             tmp.unlink(missing_ok=True)
         except OSError:
             pass
-        raise RnnlabError(f"cannot write {path}: {e.strerror or e}") from e
+        raise RnnlabError(f"cannot write {clip(str(path))}: {e.strerror or e}") from e

@@ -22,6 +22,7 @@ import struct
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from rnnlab.core.format import clip
 from rnnlab.core.views import ChartView, Report, TableView, without_bounds
 from rnnlab.exporters.base import Artifact, Exporter, chart_png, label, merged, numeric_columns, provenance_lines, provenance_summary, slug
 
@@ -213,8 +214,8 @@ def _png_size(png: bytes) -> tuple[int, int]:
 
 
 def _clip(text: str, limit: int = 255) -> str:
-    """python-pptx refuses a core property longer than 255 characters."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """python-pptx refuses a core property longer than 255 characters: cut (the slides keep the full text)."""
+    return clip(text, limit)
 
 
 class PptxExporter(Exporter):

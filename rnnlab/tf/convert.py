@@ -85,6 +85,27 @@ def _checkpoint_prefix(path: str | os.PathLike) -> str:
     return s
 
 
+# A checkpoint's .index is a LevelDB-style table: it ends in a 48-byte footer whose last 8 bytes are this number
+# (little-endian; tensorflow/core/lib/io/format.h kTableMagicNumber).
+_TABLE_MAGIC = 0xDB4775248B80FB57
+_FOOTER = 48
+
+
+def _check_index(index: Path) -> None:
+    """Refuse a file that cannot be a TensorFlow checkpoint index, naming it: pure Python, no TensorFlow."""
+    try:
+        size = index.stat().st_size
+        tail = b""
+        if size >= _FOOTER:
+            with open(index, "rb") as f:
+                f.seek(size - 8)
+                tail = f.read(8)
+    except OSError as e:
+        raise RnnlabError(f"{index.name}: cannot read it ({e.strerror or e})") from None
+    if size < _FOOTER or int.from_bytes(tail, "little") != _TABLE_MAGIC:
+        raise RnnlabError(f"{index.name}: not a TensorFlow checkpoint index")
+
+
 def read_tf1_checkpoint(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """All variables of a TF checkpoint as ``{name: array}`` (via ``tf.train.load_checkpoint``; never unpickles).
 
@@ -93,7 +114,9 @@ def read_tf1_checkpoint(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """
     prefix = _checkpoint_prefix(path)
     target, what = prefix, "not a readable TF checkpoint"
-    if not Path(prefix + ".index").exists():
+    if Path(prefix + ".index").exists():
+        _check_index(Path(prefix + ".index"))  # before TensorFlow reads it (and before it is even imported)
+    else:
         if not Path(prefix).exists() and not Path(path).exists():
             raise RnnlabError(f"{path}: no such checkpoint (expected {prefix}.index and {prefix}.data-*)")
         # maybe a V1 (single-file) checkpoint; otherwise not a checkpoint at all
@@ -107,6 +130,11 @@ def read_tf1_checkpoint(path: str | os.PathLike) -> dict[str, np.ndarray]:
             value = reader.get_tensor(name)
             if isinstance(value, np.ndarray) or np.isscalar(value):
                 out[name] = np.asarray(value)
+    except IndexError as e:  # TensorFlow's "Read less bytes than requested": a data shard shorter than its index says
+        if "read less" not in str(e).lower():
+            raise
+        shards = sorted(p.name for p in Path(prefix).parent.glob(Path(prefix).name + ".data-*")) or [f"{prefix}.data-*"]
+        raise RnnlabError(f"{', '.join(shards)}: truncated (read less than the index says)") from None
     except (tf.errors.OpError, ValueError, RuntimeError) as e:  # DataLossError, NotFoundError...
         first = (str(e).splitlines() or [""])[0]
         raise RnnlabError(f"{path}: {what} ({type(e).__name__}: {first[:200]})") from None

@@ -283,3 +283,24 @@ def test_errors(report, tmp_path):
     no_charts = Report(report.title, report.subtitle, report.tables, (), report.provenance)
     with pytest.raises(RnnlabError, match="no charts"):
         export(no_charts, "png", tmp_path / "p")
+
+
+def test_pptx_long_provenance_is_cut_in_the_core_properties_and_whole_on_the_slides():
+    """Bundled + imported + local records make a provenance longer than python-pptx's 255-character core property."""
+    from pptx import Presentation
+
+    machine = ("this machine (Intel Xeon 2 cores); imported: gpu-box-a100 (NVIDIA A100-SXM4-80GB, CUDA 12.3); "
+               "bundled: cpu-xeon-2core (Intel(R) Xeon(R) CPU @ 2.20GHz, 2 cores, 60 GFLOP/s)")
+    prov = {**PROV, "machine": machine, "device": "CPU (2 cores) · GPU (A100)"}
+    base = make_report()
+    long = Report("t" * 300, "s " * 200, base.tables[:1], (), prov)
+    assert len("; ".join(f"{k}: {v}" for k, v in prov.items())) > 255
+    _, data, _ = render_bytes(long, "pptx", now=NOW)
+    deck = Presentation(io.BytesIO(data))
+    props = deck.core_properties
+    for text in (props.title, props.subject, props.comments):
+        assert len(text) <= 255
+    assert props.comments.endswith("…") and len(props.comments) == 255
+    assert props.title == "t" * 254 + "…"
+    notes = [s.notes_slide.notes_text_frame.text for s in deck.slides]
+    assert all(f"machine: {machine}" in n for n in notes)  # the full text stays on the slides

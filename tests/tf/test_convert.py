@@ -256,7 +256,7 @@ def test_command_refuses_bad_input(tmp_path):
         cmd.run(checkpoint=str(junk), out=str(tmp_path / "o.keras"))
     fake = tmp_path / "fake.ckpt"
     (tmp_path / "fake.ckpt.index").write_bytes(b"\x00garbage" * 10)
-    with pytest.raises(RnnlabError, match="not a readable TF checkpoint"):
+    with pytest.raises(RnnlabError, match="fake.ckpt.index: not a TensorFlow checkpoint index"):
         cmd.run(checkpoint=str(fake), out=str(tmp_path / "o.keras"))
     with pytest.raises(RnnlabError, match=r"\.keras"):
         cmd.run(checkpoint=str(fake), out=str(tmp_path / "o.h5"))
