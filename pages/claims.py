@@ -58,7 +58,7 @@ if sync.extra:  # the URL was applied (a link, a return to this page): its non-p
     sync.extra = {}
 
 results = CV.evaluate(records)
-busy = bool(ui.jobs.manager().active())
+busy = ui.jobs.manager().busy()
 slots = {"top": st.container()}  # filled last: the progress of a run, where its Run button was
 
 
@@ -134,10 +134,13 @@ else:
                 st.caption(f"The {c.experiment} experiment has no page yet: use the command above.")
             if v.status == "not measured":
                 plan = plan_of(c)
-                if plan is not None and st.button(f"Run: {plan.n_tasks} measurement{'s' * (plan.n_tasks != 1)}",
-                                                  key=P + "run_" + c.id, disabled=busy, icon=":material/play_arrow:",
-                                                  help="measures in the background; every variant in a fresh "
-                                                       "TensorFlow process"):
+                refused = ui.jobs.refusal(plan)  # hosted mode: over the demo's caps, not offered
+                if plan is not None and refused:
+                    st.caption(ui.jobs.refused_caption(refused, plan))
+                elif plan is not None and st.button(
+                        f"Run: {plan.n_tasks} measurement{'s' * (plan.n_tasks != 1)}", key=P + "run_" + c.id,
+                        disabled=busy, icon=":material/play_arrow:",
+                        help="measures in the background; every variant in a fresh TensorFlow process"):
                     start(plan, "claims")
             elif v.status == "not measurable here":
                 gpu = CV.gpu_machines(records, c.experiment)
@@ -161,10 +164,14 @@ def run_buttons(name: str) -> None:
             col.button(f"{preset} preset", disabled=True, key=f"{P}run_{name}_{preset}", help=run.problem)
             continue
         label = (f"Run {preset} preset ({missing} to measure)" if missing else f"{preset.capitalize()} preset: stored")
-        if col.button(label, key=f"{P}run_{name}_{preset}", disabled=busy or not missing,
+        refused = ui.jobs.refusal(plan) if missing else None  # hosted mode: over the demo's caps
+        if col.button(label, key=f"{P}run_{name}_{preset}", disabled=busy or not missing or bool(refused),
                       icon=":material/play_arrow:" if missing else ":material/check:", type="secondary",
-                      help=f"{CV.describe(run.point)}; variants {', '.join(plan.variants)}"):
+                      help=ui.md_escape(refused) if refused else
+                      f"{CV.describe(run.point)}; variants {', '.join(plan.variants)}"):
             start(plan, name)
+        if refused:
+            col.caption(ui.jobs.refused_caption(refused, plan))
     cols[2].caption(f"Runs measure on this machine's {CV.run_device(env)}, each variant in a fresh TensorFlow "
                     "process. Quick: small sizes, a first look; seed: the seed's own configuration.")
 

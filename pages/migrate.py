@@ -55,26 +55,32 @@ with ui.guard("Reading the stored results"):
 if records is None:
     st.stop()
 checks, sel, s004 = MV.selection(records, params, env)
-busy = bool(ui.jobs.manager().active())
+busy = ui.jobs.manager().busy()
 plans = {}
 with ui.guard("These settings cannot run"):
     plans = MV.plans(preset, cell, layers)
+refused = ui.jobs.refusals(plans)  # hosted mode: plans over the demo's caps are not offered as live buttons
 n_checks = sum(v in sel.missing for v in MV.CHECK_VARIANTS)
 r1, r2, r3, r4 = st.columns([3, 3, 3, 3])
 go = {
     "checks": r1.button(f"Run the live checks: {n_checks} not stored" if n_checks else "Live checks stored",
-                        key=P + "run_checks", disabled=busy or not n_checks or not plans, icon=":material/fact_check:",
-                        type="primary" if n_checks else "secondary",
-                        help="one worker per mapping row: the TF1 construct against its Keras 3 replacement"),
+                        key=P + "run_checks", disabled=busy or not n_checks or not plans or "checks" in refused,
+                        icon=":material/fact_check:", type="primary" if n_checks else "secondary",
+                        help=ui.md_escape(refused["checks"]) if "checks" in refused else
+                        "one worker per mapping row: the TF1 construct against its Keras 3 replacement"),
     "demo": r2.button("Run the converter demo" if "convert_verify" in sel.missing else "Converter demo stored",
-                      key=P + "run_demo", disabled=busy or "convert_verify" not in sel.missing or not plans,
-                      icon=":material/swap_horiz:"),
+                      key=P + "run_demo",
+                      disabled=busy or "convert_verify" not in sel.missing or not plans or "demo" in refused,
+                      icon=":material/swap_horiz:", help=ui.md_escape(refused["demo"]) if "demo" in refused else None),
     "seed004": r3.button("Run seed 004's construct" if "seed004_construct" in sel.missing else
                          "Seed 004's construct stored", key=P + "run_seed004",
-                         disabled=busy or "seed004_construct" not in sel.missing or not plans,
-                         icon=":material/science:"),
+                         disabled=busy or "seed004_construct" not in sel.missing or not plans or "seed004" in refused,
+                         icon=":material/science:",
+                         help=ui.md_escape(refused["seed004"]) if "seed004" in refused else None),
 }
 r4.caption("Each runs in fresh TensorFlow workers (about 10 s each to start); results are stored.")
+for name, why in refused.items():
+    st.caption(ui.jobs.refused_caption(why, plans[name]))
 for name, pressed in go.items():
     if pressed and ui.jobs.start(plans[name], watch=P):
         st.rerun()
@@ -180,13 +186,23 @@ options = {"cell": None if st.session_state[P + "up_cell"].startswith("detect") 
            "scope": (st.session_state[P + "scope"] or "").strip() or None}
 signature = hashlib.sha256(repr((sorted((f.name, f.size, f.file_id) for f in files or []),
                                  sorted(options.items()))).encode()).hexdigest()
-if st.button("Convert and verify", key=P + "convert", disabled=not files, icon=":material/upload_file:"):
+hosted = ui.jobs.hosted_mode()
+limits = ui.jobs.hosted_limits() if hosted else None
+if hosted:
+    st.caption(f"In this demo one conversion or run goes at a time, limited to {limits.convert_mb} MB and "
+               f"{limits.convert_timeout_s} s.")
+if st.button("Convert and verify", key=P + "convert", disabled=not files or (hosted and busy),
+             icon=":material/upload_file:",
+             help="wait for the run or conversion going on to finish" if hosted and busy else None):
     st.session_state.pop(P + "converted", None)
     with ui.guard("These files cannot be converted"), st.spinner("Converting in a separate process (TensorFlow "
                                                                  "starts there: about 10 s)..."):
-        st.session_state[P + "converted"] = {
-            **MV.convert_upload([(f.name, f.getvalue()) for f in files], python=sys.executable,
-                                root=str(ui.nav.ROOT), **options), "signature": signature}
+        # hosted: one heavy process at a time, process-wide (a run or another visitor's conversion refuses this)
+        with ui.jobs.heavy_slot("a checkpoint conversion"):
+            limit = {"timeout_s": limits.convert_timeout_s, "mem_limit_mb": limits.convert_mb} if hosted else {}
+            st.session_state[P + "converted"] = {
+                **MV.convert_upload([(f.name, f.getvalue()) for f in files], python=sys.executable,
+                                    root=str(ui.nav.ROOT), **options, **limit), "signature": signature}
 done = st.session_state.get(P + "converted")
 if done and done["signature"] == signature:
     res = done["res"]

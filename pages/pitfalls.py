@@ -61,25 +61,31 @@ family_shown, missing_cells = PV.family_records(records, params, fam, env) if fa
 plans = {}
 with ui.guard("These settings cannot run"):
     plans = PV.plans(preset, cell, pitfall)
-busy = bool(ui.jobs.manager().active())
+busy = ui.jobs.manager().busy()
+refused = ui.jobs.refusals(plans)  # hosted mode: plans over the demo's caps are not offered as live buttons
 r1, r2, r3, r4 = st.columns([3, 3, 3, 4])
 stored = pitfall not in sel.missing
 go = {
     "one": r1.button("Run this pitfall" if not stored else "Run this pitfall: stored", key=P + "run",
-                     type="primary" if not stored else "secondary", disabled=busy or stored or "one" not in plans,
-                     icon=":material/play_arrow:"),
+                     type="primary" if not stored else "secondary",
+                     disabled=busy or stored or "one" not in plans or "one" in refused,
+                     icon=":material/play_arrow:", help=ui.md_escape(refused["one"]) if "one" in refused else None),
     "all": r2.button(f"Run all pitfalls: {len(sel.missing)} not stored" if sel.missing else "All pitfalls stored",
-                     key=P + "run_all", disabled=busy or not sel.missing or "all" not in plans,
-                     icon=":material/playlist_play:"),
+                     key=P + "run_all", disabled=busy or not sel.missing or "all" not in plans or "all" in refused,
+                     icon=":material/playlist_play:", help=ui.md_escape(refused["all"]) if "all" in refused else None),
 }
 if fam:
     go["cells"] = r3.button(f"Run rnn/lstm/gru: {missing_cells} not stored" if missing_cells else
                             "rnn/lstm/gru stored", key=P + "run_cells",
-                            disabled=busy or not missing_cells or "cells" not in plans,
+                            disabled=busy or not missing_cells or "cells" not in plans or "cells" in refused,
                             icon=":material/grid_view:",
-                            help=f"{', '.join(fam)} for every cell at these sizes: the table of sub-cases below")
+                            help=ui.md_escape(refused["cells"]) if "cells" in refused else
+                            f"{', '.join(fam)} for every cell at these sizes: the table of sub-cases below")
 r4.caption("Each pitfall runs its wrong and its right code in a fresh TensorFlow worker (about 10 s to start); "
            "results are stored and shown at once next time.")
+for name, why in refused.items():
+    if name in go:
+        st.caption(ui.jobs.refused_caption(why, plans[name]))
 for name, pressed in go.items():
     if pressed and ui.jobs.start(plans[name], watch=P):
         st.rerun()

@@ -5,6 +5,7 @@ import hashlib
 import streamlit as st
 
 import ui
+from rnnlab.core.errors import RnnlabError
 from rnnlab.present import results as R
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
@@ -12,28 +13,57 @@ ui.nav.routed()  # first: a direct link right after a server start goes through 
 P = "results."
 
 st.title("Results")
-st.caption("Every record: measured in this machine's store, imported from another machine, or bundled with rnnlab. "
-           "Select rows to delete them (bundled ones are read-only); download what the filters show; import a "
-           "results file from another machine.")
+HOSTED = ui.jobs.hosted_mode()
+if HOSTED:
+    st.caption("Every record: bundled with rnnlab, run by visitors of this demo, or imported by you in this visit. "
+               "Filter them and download what the filters show.")
+    st.info("Stored results are read-only in this demo: nothing here can be deleted or overwritten. A results file "
+            "you import is checked and shown to you only, for this visit; it is not stored.", icon=":material/lock:")
+else:
+    st.caption("Every record: measured in this machine's store, imported from another machine, or bundled with "
+               "rnnlab. Select rows to delete them (bundled ones are read-only); download what the filters show; "
+               "import a results file from another machine.")
 
 # -- import (first: a file imported now shows in the table below) ---------------------------------------------------
 with st.expander("Import a results file", icon=":material/upload_file:"):
     st.caption("A JSON array or JSONL of rnnlab records, e.g. from `python -m rnnlab results --format json` or the "
-               "JSON download below. Every record is checked first: a file with one bad record imports nothing.")
-    up = st.file_uploader("results file", type=["json", "jsonl"], key=P + "upload", label_visibility="collapsed")
+               "JSON download below. Every record is checked first: a file with one bad record imports nothing."
+               + (" In this demo the records are shown to you only and are not stored." if HOSTED else ""))
+    # no type filter: any file reaches the check below, which says in words what is wrong with it
+    up = st.file_uploader("results file", key=P + "upload", label_visibility="collapsed")
     if up is not None:
-        done = st.session_state.setdefault(P + "imported", {})
+        mine = ui.session_imports()
+        done = mine["files"] if HOSTED else st.session_state.setdefault(P + "imported", {})
         if up.file_id not in done:  # import once per uploaded file, not on every rerun
-            ok, n = R.import_upload(up.getvalue(), name=up.name, store=ui.store())
+            data = up.getvalue()
+            if HOSTED:
+                lim = ui.jobs.hosted_limits()
+                try:
+                    recs = R.read_upload(data, name=up.name, held=mine["records"], held_bytes=mine["bytes"],
+                                         max_records=lim.import_records, max_mb=lim.import_mb)
+                    ok, n = True, len(recs)
+                    mine["records"] = mine["records"] + recs
+                    mine["bytes"] += len(data)
+                except RnnlabError as e:
+                    ok, n = False, str(e)
+            else:
+                ok, n = R.import_upload(data, name=up.name, store=ui.store())
             if ok:
-                done[up.file_id] = ("ok", f"Imported {n} record{'s' if n != 1 else ''} from {ui.md_escape(up.name)}.")
+                where = " for this visit (not stored)" if HOSTED else ""
+                kept = getattr(n, "message", "")  # "imported 3 records; kept 2 already measured here"
+                done[up.file_id] = ("ok", f"Imported {n} record{'s' if n != 1 else ''} from "
+                                          f"{ui.md_escape(up.name)}{where}."
+                                          + (f" ({ui.md_escape(kept)})" if "kept" in kept else ""))
             else:
                 done[up.file_id] = ("error", f"Nothing imported: {ui.md_escape(n)}. Check that it is an rnnlab "
                                              "results file (JSON or JSONL written by `python -m rnnlab results "
                                              "--format json`).")
-        kind, msg = done[up.file_id]
-        (st.success if kind == "ok" else st.error)(msg, icon=":material/check_circle:" if kind == "ok"
-                                                   else ":material/error:")
+        outcome = done[up.file_id]
+# the outcome under the expander, where it is seen whether the expander is open or not
+if up is not None:
+    kind, msg = outcome
+    (st.success if kind == "ok" else st.error)(msg, icon=":material/check_circle:" if kind == "ok"
+                                               else ":material/error:")
 
 records = []
 with ui.guard("Reading the stored results"):
@@ -55,12 +85,13 @@ text = f[3].text_input("contains", key=P + "text", placeholder="config, device, 
                        help="case-insensitive, in the config, device, machine and status columns")
 shown = R.filtered(df, experiments=exps, variants=variants, sources=sources, text=text)
 
-st.caption(f"{len(shown)} of {len(df)} records; select rows with the boxes on the left.")
+st.caption(f"{len(shown)} of {len(df)} records" + ("." if HOSTED else "; select rows with the boxes on the left."))
 # The selection is by row position: a key that changes with the rows shown drops a selection that would now point
 # at other records (after a filter change, a delete or an import).
 rows_sig = hashlib.sha256("|".join(shown["_id"]).encode()).hexdigest()[:10]
 event = st.dataframe(
-    shown, key=P + "table-" + rows_sig, on_select="rerun", selection_mode="multi-row", hide_index=True, width="stretch",
+    shown, key=P + "table-" + rows_sig, on_select="ignore" if HOSTED else "rerun", selection_mode="multi-row",
+    hide_index=True, width="stretch",
     column_order=["experiment", "variant", "config", "status", "fwd_ms", "train_ms", "check", "date", "source",
                   "device", "machine"],
     column_config={
@@ -72,23 +103,28 @@ event = st.dataframe(
         "status": st.column_config.TextColumn("status", width="small", help="ok, or why the variant failed"),
         "check": st.column_config.TextColumn("check", width="medium", help=R.CHECK_HELP),
     })
-picked = [shown.loc[i, "_id"] for i in (event.selection.rows if event is not None else []) if i < len(shown)]
+rows = event.selection.rows if not HOSTED and event is not None else []  # hosted: nothing to select rows for
+picked = [shown.loc[i, "_id"] for i in rows if i < len(shown)]
 picked_recs = [by_key[k] for k in picked if k in by_key]
 deletable = [r for r in picked_recs if r.source != "baseline"]
 bundled = len(picked_recs) - len(deletable)
 
 # -- actions -------------------------------------------------------------------------------------------------------
 a = st.columns([2, 1, 1, 5], vertical_alignment="center")
-with a[0]:
-    with st.popover(f"Delete {len(deletable)} selected" if deletable else "Delete selected", disabled=not deletable,
-                    icon=":material/delete:", help="select local or imported records in the table first"):
-        st.markdown(f"Delete {len(deletable)} record{'s' if len(deletable) != 1 else ''} from this machine's store? "
-                    "A deleted measurement is measured again by the next run that needs it.")
-        if st.button("Delete permanently", type="primary", key=P + "delete"):
-            with ui.guard("Delete"):
-                n = ui.store().delete([r.key for r in deletable])
-                st.session_state[P + "deleted"] = n
-                st.rerun()
+if HOSTED:  # a stranger's visit deletes nothing: no Delete control at all
+    a[0].caption("Read-only in this demo.")
+else:
+    with a[0]:
+        with st.popover(f"Delete {len(deletable)} selected" if deletable else "Delete selected",
+                        disabled=not deletable, icon=":material/delete:",
+                        help="select local or imported records in the table first"):
+            st.markdown(f"Delete {len(deletable)} record{'s' if len(deletable) != 1 else ''} from this machine's "
+                        "store? A deleted measurement is measured again by the next run that needs it.")
+            if st.button("Delete permanently", type="primary", key=P + "delete"):
+                with ui.guard("Delete"):
+                    n = ui.store().delete([r.key for r in deletable])
+                    st.session_state[P + "deleted"] = n
+                    st.rerun()
 if st.session_state.get(P + "deleted") is not None:
     n = st.session_state.pop(P + "deleted")
     st.toast(f"Deleted {n} record{'s' if n != 1 else ''}.", icon=":material/delete:")

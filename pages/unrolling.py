@@ -100,18 +100,24 @@ point = sel.point
 
 # -- run -----------------------------------------------------------------------------------------------------------
 st.divider()
-busy = bool(ui.jobs.manager().active())
+busy = ui.jobs.manager().busy()
+refused = ui.jobs.refusal(plan)  # hosted mode: over the demo's caps, so not offered as a live button
 r1, r2, r3 = st.columns([3, 2, 4])
 if sel.missing:
     n = len(sel.missing)
     go = r1.button(f"Run: measure {n} variant{'s' if n != 1 else ''} not stored", type="primary",
-                   disabled=busy, key=P + "run", icon=":material/play_arrow:")
+                   disabled=busy or bool(refused), key=P + "run", icon=":material/play_arrow:",
+                   help=ui.md_escape(refused) if refused else None)
 else:
     r1.button("Run: everything is stored", disabled=True, key=P + "run", icon=":material/check:")
     go = False
-again = r2.button("Measure all again", disabled=busy, key=P + "fresh", icon=":material/refresh:",
-                  help="ignore the stored results of this configuration and measure every chosen variant again")
-if sel.missing:
+no_again = refused or ui.jobs.fresh_refusal()  # hosted mode: stored results are read-only
+again = r2.button("Measure all again", disabled=busy or bool(no_again), key=P + "fresh", icon=":material/refresh:",
+                  help=ui.md_escape(no_again) if no_again else
+                  "ignore the stored results of this configuration and measure every chosen variant again")
+if refused:
+    r3.caption(ui.jobs.refused_caption(refused, plan))
+elif sel.missing:
     r3.caption(f"Not stored for this environment: {', '.join(sel.missing)}. Each variant takes a fresh TensorFlow "
                "process (about 10 s to start) plus its measurement.")
 else:
@@ -176,7 +182,10 @@ n_missing = U.sweep_missing(records, sweep_plan, env)
 s1, s2 = st.columns([3, 6])
 label = (f"Run this sweep: {n_missing} measurement{'s' if n_missing != 1 else ''} not stored" if n_missing
          else "Run this sweep: everything is stored" if sweep_plan is not None else "Run this sweep")
-if s1.button(label, disabled=busy or not n_missing, key=P + "sweep", icon=":material/stacked_line_chart:"):
+sweep_refused = ui.jobs.refusal(sweep_plan)  # hosted mode: the sweep is over the demo's caps
+if sweep_refused:  # not offered: the command that runs it on the visitor's own machine instead
+    s1.caption(ui.jobs.refused_caption(sweep_refused, sweep_plan))
+elif s1.button(label, disabled=busy or not n_missing, key=P + "sweep", icon=":material/stacked_line_chart:"):
     if ui.jobs.start(sweep_plan, watch=P):
         st.rerun()
 s2.caption(f"seq_len {', '.join(map(str, U.SWEEP_VALUES))} at the configuration above, the chosen variants; log axes."

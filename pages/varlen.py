@@ -190,20 +190,27 @@ def stored(sec: Section, values: dict, chosen: list[str]):
         st.warning("device=gpu: TensorFlow sees no GPU where this app runs, so a run would fail. Stored or bundled "
                    "GPU results still show; choose auto or cpu to run.", icon=":material/memory:")
 
-    busy = bool(ui.jobs.manager().active())
+    busy = ui.jobs.manager().busy()
+    refused = ui.jobs.refusal(plan)  # hosted mode: over the demo's caps, so not offered as a live button
+    why = ui.md_escape(refused) if refused else None
     r1, r2, r3 = st.columns([3, 2, 4])
     if sel.missing:
         n = len(sel.missing)
         go = r1.button(f"Run: measure {n} variant{'s' if n != 1 else ''} not stored", type="primary",
-                       disabled=busy, key=sec.prefix + "run", icon=":material/play_arrow:")
+                       disabled=busy or bool(refused), key=sec.prefix + "run", icon=":material/play_arrow:",
+                       help=why)
         r3.caption(f"Not stored for this environment: {', '.join(sel.missing)}. Each variant takes a fresh "
                    "TensorFlow process (about 10 s to start) plus its measurement.")
     else:
         r1.button("Run: everything is stored", disabled=True, key=sec.prefix + "run", icon=":material/check:")
         r3.caption(f"All {len(plan.variants)} chosen variants are stored: shown below.")
         go = False
-    again = r2.button("Measure all again", disabled=busy, key=sec.prefix + "fresh", icon=":material/refresh:",
-                      help="ignore the stored results of these settings and measure every chosen variant again")
+    no_again = refused or ui.jobs.fresh_refusal()  # hosted mode: stored results are read-only
+    again = r2.button("Measure all again", disabled=busy or bool(no_again), key=sec.prefix + "fresh",
+                      icon=":material/refresh:", help=ui.md_escape(no_again) if no_again else
+                      "ignore the stored results of these settings and measure every chosen variant again")
+    if refused:
+        st.caption(ui.jobs.refused_caption(refused, plan))
     if go or again:
         if ui.jobs.start(plan, watch=P, fresh=bool(again)):
             st.rerun()

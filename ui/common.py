@@ -53,9 +53,22 @@ def store() -> Store:
     return s
 
 
+SESSION_IMPORTS = "_session_imports"  # session_state: {"records": [Record], "bytes": int, "files": {file_id: msg}}
+
+
+def session_imports() -> dict:
+    """What this session uploaded in hosted mode (never stored; gone with the session)."""
+    return st.session_state.setdefault(SESSION_IMPORTS, {"records": [], "bytes": 0, "files": {}})
+
+
 def records(experiment: str | None = None) -> list[Record]:
-    """This machine's records plus bundled ones for configurations not measured here."""
-    return select.combined(store(), experiment=experiment)
+    """This machine's records plus bundled ones for configurations not measured here; in hosted mode, plus the
+    records this session uploaded (source "imported", for this session only)."""
+    mine = st.session_state.get(SESSION_IMPORTS, {}).get("records") or []
+    if not mine:
+        return select.combined(store(), experiment=experiment)
+    local = store().records(experiment) + [r for r in mine if experiment is None or r.experiment == experiment]
+    return select.combined(store(), experiment=experiment, local=local)
 
 
 def table(view: TableView, *, key: str | None = None, caption: bool = True) -> None:

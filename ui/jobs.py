@@ -10,6 +10,7 @@ it survives reruns, widget clicks and other tabs; two tabs that ask for the same
 
 from __future__ import annotations
 
+import contextlib
 from typing import Collection
 
 import streamlit as st
@@ -22,7 +23,8 @@ from rnnlab.tf.variants import label as variant_label
 
 from .common import md_escape
 
-__all__ = ["manager", "start", "panel", "plan_key"]
+__all__ = ["manager", "start", "panel", "plan_key", "hosted_mode", "hosted_limits", "refusal", "refusals",
+           "refused_caption", "heavy_slot"]
 
 
 def _run(plan, **kw):
@@ -41,7 +43,8 @@ def _watch_key(watch: str) -> str:
 
 
 def hosted_mode() -> bool:
-    """``RNNLAB_HOSTED=1`` or ``hosted = true`` in the app's secrets: visitors' runs are capped (rnnlab.engine.hosted)."""
+    """``RNNLAB_HOSTED=1`` or ``hosted = true`` in the app's secrets: visitors' runs are capped
+    (rnnlab.engine.hosted), one heavy process at a time, and stored results are read-only."""
     flag = None
     try:
         flag = st.secrets.get("hosted")
@@ -50,18 +53,64 @@ def hosted_mode() -> bool:
     return hosted.enabled(flag)
 
 
+def hosted_limits() -> hosted.Limits:
+    """The hosted caps (``RNNLAB_HOSTED_MAX_<NAME>`` applied); the defaults if a variable is not an integer (the
+    run itself then says so)."""
+    try:
+        return hosted.limits()
+    except RnnlabError:
+        return hosted.Limits()
+
+
+def refusal(plan: api.Plan | None) -> str | None:
+    """In hosted mode, why this plan would be refused (``hosted.check``): pages disable or hide its Run button and
+    say why. None outside hosted mode or when it may run."""
+    if plan is None or not hosted_mode():
+        return None
+    try:
+        return hosted.refusal(plan, hosted.limits())
+    except RnnlabError as e:  # a bad RNNLAB_HOSTED_MAX_* variable
+        return str(e)
+
+
+FRESH_REFUSED = "stored results are read-only in this demo: measuring them again would replace them"
+
+
+def fresh_refusal() -> str | None:
+    """In hosted mode, why "Measure all again" (a run that replaces stored records) is not offered."""
+    return FRESH_REFUSED if hosted_mode() else None
+
+
+def refusals(plans: dict) -> dict:
+    """``refusal`` of each named plan, only those refused: {name: why}."""
+    return {name: why for name, p in plans.items() if (why := refusal(p))}
+
+
+def refused_caption(why: str, plan: api.Plan) -> str:
+    """What a page shows instead of a live Run button in hosted mode: the reason and the command to run locally."""
+    return md_escape(f"Not in this demo: {why}.") + f" On your own machine: `{plan.command()}`"
+
+
 def start(plan: api.Plan, *, watch: str, fresh: bool = False) -> Job | None:
     """Start (or join) the run of ``plan``; the page named by ``watch`` shows its outcome when it ends."""
     try:
         if hosted_mode():
-            force = hosted.check(plan)  # RnnlabError over the caps; the per-variant time limit otherwise
-            plan = api.Plan(plan.experiment, tuple({**p, **force} for p in plan.points), plan.variants)
+            if fresh:
+                raise RnnlabError(FRESH_REFUSED)
+            plan = hosted.check(plan)  # RnnlabError over the caps; time limit and rounds lowered to theirs
         job = manager().submit(plan, fresh=fresh)
     except RnnlabError as e:
         st.error(md_escape(f"Cannot start the run: {e}"), icon=":material/error:")
         return None
     st.session_state[_watch_key(watch)] = job.key
     return job
+
+
+def heavy_slot(what: str):
+    """``with jobs.heavy_slot("a checkpoint conversion"):`` -- in hosted mode, heavy work outside a run takes the
+    one slot runs take (``JobManager.hold``): refused with an ``RnnlabError`` while a run or another conversion is
+    going, and runs are refused while it lasts. Outside hosted mode it takes nothing."""
+    return manager().hold(what) if hosted_mode() else contextlib.nullcontext()
 
 
 def describe(job: Job) -> str:
@@ -131,4 +180,8 @@ def panel(*, watch: str, mine: Collection[str] = ()) -> bool:
     mine = set(mine) | ({watched} if watched else set())
     for job in active:
         _live(job.key, job.key in mine)
-    return bool(active)
+    held = mgr.held()
+    for what in held:
+        st.info(f"{what[:1].upper() + what[1:]} is going (started from another tab or page): one heavy "
+                "process at a time here, so runs can start when it ends.", icon=":material/hourglass_top:")
+    return bool(active or held)

@@ -7,11 +7,12 @@ dataclass kept apart from any rendering.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 from rnnlab.engine import api
 from rnnlab.core.errors import RnnlabError
@@ -51,6 +52,7 @@ class JobManager:
                  store_factory: Callable[[], object] | None = None):
         self._runner = runner
         self._jobs: dict[str, Job] = {}
+        self._held: list[str] = []  # other heavy work going on (a checkpoint conversion), by what it is
         self._lock = threading.Lock()
         self.max_active = max_active
         self._store_factory = store_factory
@@ -58,6 +60,38 @@ class JobManager:
     def active(self) -> list[Job]:
         with self._lock:
             return [j for j in self._jobs.values() if j.active]
+
+    def held(self) -> list[str]:
+        """What else holds a slot (``hold``): e.g. ["a checkpoint conversion"]."""
+        with self._lock:
+            return list(self._held)
+
+    def busy(self) -> bool:
+        """A run or other heavy work is going."""
+        with self._lock:
+            return bool(self._held) or any(j.active for j in self._jobs.values())
+
+    def _refuse_if_full(self) -> None:  # under the lock
+        running = [j for j in self._jobs.values() if j.active]
+        going = len(running) + len(self._held)
+        if going >= self.max_active:
+            what = ", ".join([f"{len(running)} run(s)"] * bool(running) + self._held)
+            raise RnnlabError(f"{what} already going (at most {self.max_active} at once here);"
+                              " wait for it to finish" + (" or cancel it" if running else "") + " and try again")
+
+    @contextlib.contextmanager
+    def hold(self, what: str) -> Iterator[None]:
+        """``with manager.hold("a checkpoint conversion"):`` -- heavy work outside a job takes one of the
+        ``max_active`` slots while it lasts: runs and other holds are refused meanwhile, and it is refused
+        (``RnnlabError``) while they are going."""
+        with self._lock:
+            self._refuse_if_full()
+            self._held.append(what)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held.remove(what)
 
     def get(self, key: str) -> Job | None:
         with self._lock:
@@ -70,10 +104,7 @@ class JobManager:
             job = self._jobs.get(key)
             if job is not None and job.active:
                 return job
-            running = [j for j in self._jobs.values() if j.active]
-            if len(running) >= self.max_active:
-                raise RnnlabError(f"{len(running)} run(s) already going (at most {self.max_active} at once here);"
-                                  " wait for it to finish or cancel it")
+            self._refuse_if_full()
             job = Job(key=key, plan=p, started=time.monotonic())
             self._jobs[key] = job
         threading.Thread(target=self._work, args=(job, fresh), daemon=True, name=f"rnnlab-{key}").start()

@@ -473,6 +473,11 @@ def check_upload(files: Sequence[tuple[str, bytes]], *, max_mb: float = MAX_UPLO
                               "files of one checkpoint")
         shards[int(m["i"])] = int(m["n"])
     if not shards:
+        index_bytes = dict(files)[index[0]]
+        if index_bytes and not index_bytes.endswith(_TABLE_MAGIC):  # a lone junk file: say that first
+            raise RnnlabError(f"{index[0]} is not a TensorFlow checkpoint index (it does not end with the table "
+                              f"magic number), and {prefix}.data-00000-of-00001 is missing too: upload the .index "
+                              "and .data files written by tf.compat.v1.train.Saver")
         raise RnnlabError(f"{prefix}.data-00000-of-00001 is missing: the .index only lists the variables, their "
                           "values are in the .data file(s)")
     counts = sorted(set(shards.values()))
@@ -530,8 +535,8 @@ def parse_convert_output(returncode: int, stdout: str, stderr: str, *, hide: str
             res = None
         if isinstance(res, dict) and "verification" in res:
             return res
-    tail = " | ".join(ln for ln in stderr.strip().splitlines()[-3:])
-    raise RnnlabError(clean(f"the converter stopped with exit code {returncode}: {tail[-400:] or 'no message'}"))
+    raise RnnlabError(clean(f"the converter stopped with exit code {returncode}: "
+                            f"{crash_line(stderr)[-300:] or 'no message'}"))
 
 
 def convert_diffs(res: Mapping[str, Any]) -> TableView:
@@ -598,14 +603,75 @@ def cost_table(unroll_records: Sequence[Record], choice: Mapping[str, str],
 
 
 CONVERT_TIMEOUT_S = 240
+_EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b(: .*)?$")
+
+
+def crash_line(stderr: str) -> str:
+    """One line a reader can use from a crashed process's stderr: its exception (``ValueError: ...``), else its
+    last line that is no part of a traceback; never the traceback itself."""
+    lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
+    exc = next((ln for ln in reversed(lines) if _EXC_LINE.match(ln)), None)
+    if exc:
+        return exc
+    plain = [ln for ln in lines if not ln.startswith(("Traceback ", "File \"", "^", "~")) and not ln.startswith("  ")]
+    return plain[-1] if plain else ""
+
+
+def run_limited(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeout_s: float,
+                mem_limit_mb: float | None = None, what: str = "the command", poll_s: float = 0.2
+                ) -> tuple[int, str, str]:
+    """Run ``argv`` in its own process group; (returncode, stdout, stderr). Killed (group and all) with an
+    ``RnnlabError`` past ``timeout_s`` or when its RSS, children included, passes ``mem_limit_mb`` (polled with
+    psutil, as the run's workers are)."""
+    import signal
+    import time
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdout=out, stderr=err, start_new_session=True)
+        why = None
+        deadline = time.monotonic() + timeout_s
+        try:
+            while proc.poll() is None:
+                if time.monotonic() > deadline:
+                    why = f"{what} did not finish within {timeout_s:g} s"
+                    break
+                if mem_limit_mb is not None:
+                    rss = _rss_mb(proc.pid)
+                    if rss is not None and rss > mem_limit_mb:
+                        why = f"{what} used {rss:.0f} MB, over the limit of {mem_limit_mb:.0f} MB here"
+                        break
+                time.sleep(poll_s)
+        finally:
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                proc.wait()
+        if why:
+            raise RnnlabError(why)
+        out.seek(0)
+        err.seek(0)
+        return (proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"))
+
+
+def _rss_mb(pid: int) -> float | None:
+    try:
+        import psutil
+
+        p = psutil.Process(pid)
+        return sum(c.memory_info().rss for c in [p, *p.children(recursive=True)]) / 2**20
+    except Exception:  # gone between the calls
+        return None
 
 
 def convert_upload(files: Sequence[tuple[str, bytes]], *, python: str, root: str, cell: str | None = None,
-                   forget_bias: float = 1.0, scope: str | None = None, timeout_s: float = CONVERT_TIMEOUT_S
-                   ) -> dict:
+                   forget_bias: float = 1.0, scope: str | None = None, timeout_s: float = CONVERT_TIMEOUT_S,
+                   mem_limit_mb: float | None = None) -> dict:
     """Check uploaded files (:func:`check_upload`), write them to a temporary directory and convert them with
     ``python -m rnnlab convert`` in a subprocess (TensorFlow starts there, never in the app). Returns ``{"res": the
-    command's JSON, "keras": the file's bytes, "name", "ignored"}``; RnnlabError for anything the user can fix."""
+    command's JSON, "keras": the file's bytes, "name", "ignored"}``; RnnlabError for anything the user can fix, and
+    for a conversion over ``timeout_s`` or ``mem_limit_mb`` (its RSS, children included; the process is killed)."""
     chk = check_upload(files)
     content = dict(files)
     with tempfile.TemporaryDirectory(prefix="rnnlab-upload-") as tmp:
@@ -617,11 +683,9 @@ def convert_upload(files: Sequence[tuple[str, bytes]], *, python: str, root: str
                             scope=scope)
         environ = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
                    "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)}
-        try:
-            proc = subprocess.run(argv, cwd=root, env=environ, capture_output=True, text=True, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            raise RnnlabError(f"the conversion did not finish within {timeout_s:g} s") from None
-        res = parse_convert_output(proc.returncode, proc.stdout, proc.stderr, hide=tmp)
+        returncode, stdout, stderr = run_limited(argv, cwd=root, env=environ, timeout_s=timeout_s,
+                                                 mem_limit_mb=mem_limit_mb, what="the conversion")
+        res = parse_convert_output(returncode, stdout, stderr, hide=tmp)
         with open(out, "rb") as fh:
             data = fh.read()
     return {"res": res, "keras": data, "name": f"{chk.prefix}.keras", "ignored": chk.ignored}

@@ -89,6 +89,23 @@ def import_upload(data: bytes, *, name: str, store: Store) -> tuple[bool, str | 
         return False, str(e)
 
 
+def read_upload(data: bytes, *, name: str, held: Sequence[Record] = (), held_bytes: int = 0,
+                max_records: int, max_mb: float) -> list[Record]:
+    """A hosted visitor's upload, parsed and validated but never stored (``api.read_import``): its records, for that
+    visitor's session only. Refused (``RnnlabError``, one line) when it would take the session past ``max_mb`` of
+    uploads or ``max_records`` records (``held``: what the session already holds, ``held_bytes``: its uploads)."""
+    if held_bytes + len(data) > max_mb * 2**20:
+        raise RnnlabError(f"{name}: {len(data) / 2**20:.1f} MB; this demo keeps at most {max_mb:g} MB of uploads per "
+                          "visit (import larger files into rnnlab on your own machine: `python -m rnnlab import "
+                          "FILE`)")
+    records = api.read_import(data, name=name)
+    if len(held) + len(records) > max_records:
+        raise RnnlabError(f"{name}: {len(records)} records; this demo keeps at most {max_records} uploaded records "
+                          f"per visit ({len(held)} already); import it into rnnlab on your own machine instead "
+                          "(`python -m rnnlab import FILE`)")
+    return records
+
+
 def first_command() -> str:
     """The first, small measurement, as the CLI runs it."""
     return api.first_run_command("unroll")

@@ -6,8 +6,11 @@ with a message. Uses the real bundled files: what a visitor of the hosted demo w
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from rnnlab.core.errors import RnnlabError
 from rnnlab.engine import api
 from rnnlab.core import baseline
 from rnnlab.core.store import Store
@@ -51,15 +54,130 @@ def test_every_page_shows_the_bundled_report_on_an_empty_store(page):
     assert "bundled" in _text(at), "the page says the numbers were not measured here"
 
 
-def test_an_oversize_run_is_refused_with_a_message(monkeypatch):
+def test_an_oversize_run_is_not_offered_and_says_why(monkeypatch):
     calls = []
     monkeypatch.setattr(api, "run", lambda *a, **k: calls.append(1) or [])
     at = app("pages/unrolling.py", {"seq_len": "1000", "variants": "tf1_static,tf1_dynamic"})
-    at.button(key="unroll.run").click().run()
+    no_errors(at)
+    run = at.button(key="unroll.run")
+    assert run.disabled and "seq_len=1000 (at most 200)" in plain(run.help)
+    assert at.button(key="unroll.fresh").disabled
+    caps = [plain(c.value) for c in at.caption]
+    assert any("Not in this demo" in c and "seq_len=1000 (at most 200)" in c and "python -m rnnlab run unroll" in c
+               for c in caps), caps
+    assert calls == []
+
+
+def test_the_sweep_over_the_caps_is_a_command_not_a_button():
+    at = app("pages/unrolling.py", {"variants": "tf1_static,tf1_dynamic"})
+    no_errors(at)
+    assert not [b for b in at.button if b.key == "unroll.sweep"], "no live sweep button in hosted mode"
+    caps = [plain(c.value) for c in at.caption]
+    assert any("Not in this demo" in c and "seq_len=" in c and "python -m rnnlab" in c for c in caps), caps
+
+
+def test_measure_all_again_is_not_offered_stored_results_are_read_only():
+    at = app("pages/unrolling.py", {"variants": "tf1_static", "units": "8", "seq_len": "10", "batch": "2"})
+    no_errors(at)
+    again = at.button(key="unroll.fresh")
+    assert again.disabled and "read-only" in plain(again.help)
+
+
+# -- Results: read-only, the visitor's uploads kept in the session ---------------------------------------------------
+def _records_file(n: int = 2) -> bytes:
+    from tests.pages.test_app import make_record
+
+    variants = ["tf1_static", "tf1_dynamic", "keras"]
+    recs = [make_record(variants[i % 3], {"units": 8 + i // 3, "seq_len": 10, "batch": 2}) for i in range(n)]
+    return json.dumps([r.to_dict() for r in recs]).encode()
+
+
+def _upload(at, name: str, data: bytes):
+    return at.file_uploader(key="results.upload").upload(name, data, "application/octet-stream").run()
+
+
+def test_results_has_no_delete_control_and_says_read_only():
+    at = app("pages/results.py")
+    no_errors(at)
+    assert not [b for b in at.button if "delete" in (b.key or "")]
+    assert not at.get("popover"), "no Delete popover at all in hosted mode"
+    assert any("read-only in this demo" in plain(i.value) for i in at.info)
+
+
+def test_an_upload_is_shown_to_that_session_only_and_never_stored():
+    at = app("pages/results.py")
+    before = Store().count()
+    _upload(at, "theirs.json", _records_file(2))
+    no_errors(at)
+    assert any("Imported 2 records" in plain(s.value) and "not stored" in plain(s.value) for s in at.success), \
+        [s.value for s in at.success] + [e.value for e in at.error]
+    frame = next(d.value for d in at.dataframe)
+    assert (frame["source"] == "imported").sum() == 2
+    assert Store().count() == before  # the shared store is untouched
+    at.switch_page("pages/unrolling.py")  # every page of this session reads them: here, at their configuration
+    at.query_params.update({"units": "8", "layers": "1", "seq_len": "10", "batch": "2", "cell": "rnn",
+                            "variants": "tf1_static,tf1_dynamic"})
+    at.run()
+    no_errors(at)
+    assert "imported" in _everything(at)
+    assert at.dataframe, "the comparison table of the uploaded records"
+    other = app("pages/results.py")  # a second visitor
+    frame2 = next(d.value for d in other.dataframe)
+    assert not (frame2["source"] == "imported").any()
+
+
+def test_an_oversized_upload_is_refused_with_one_line(monkeypatch):
+    monkeypatch.setenv("RNNLAB_HOSTED_MAX_IMPORT_RECORDS", "3")
+    at = app("pages/results.py")
+    _upload(at, "many.json", _records_file(5))
     no_errors(at)
     msgs = [plain(e.value) for e in at.error]
-    assert any("hosted demo caps" in m and "seq_len=1000 (at most 200)" in m for m in msgs), msgs
-    assert calls == []
+    assert any("Nothing imported" in m and "at most 3 uploaded records" in m for m in msgs), msgs
+    monkeypatch.setenv("RNNLAB_HOSTED_MAX_IMPORT_MB", "1")
+    big = b"[" + b" " * (2 * 2**20) + b"]"
+    _upload(at, "big.json", big)
+    msgs = [plain(e.value) for e in at.error]
+    assert any("at most 1 MB of uploads" in m for m in msgs), msgs
+    assert not any("Imported" in plain(s.value) for s in at.success)
+    assert Store().count() == 0
+
+
+@pytest.mark.parametrize("name, data", [("junk.bin", b"\x00\x01junk\xff"), ("notes.txt", b"hello"),
+                                        ("junk.json", b"{not json")])
+def test_a_junk_upload_shows_a_line_of_text(name, data):
+    at = app("pages/results.py")
+    _upload(at, name, data)
+    no_errors(at)
+    msgs = [plain(e.value) for e in at.error]
+    assert len(msgs) == 1 and msgs[0].startswith(f"Nothing imported: {name}:") and len(msgs[0]) > 40, msgs
+    assert "Traceback" not in msgs[0]
+
+
+def test_a_conversion_is_refused_while_a_run_goes(monkeypatch):
+    """One heavy process: with a run going, Convert is disabled, and a conversion racing it is refused."""
+    import threading
+
+    from ui.jobs import manager
+
+    release = threading.Event()
+    monkeypatch.setattr(api, "run", lambda *a, **k: release.wait(30) or [])
+    plan = api.plan("migrate", overrides={"units": 8}, variants=["convert_verify"])
+    job = manager().submit(plan)
+    try:
+        at = app("pages/migrate.py")
+        no_errors(at)
+        at.file_uploader(key="migrate.upload").upload("m.index", b"x", "application/octet-stream").run()
+        conv = at.button(key="migrate.convert")
+        assert conv.disabled and "wait for the run" in conv.help
+        with pytest.raises(RnnlabError, match="already going"):
+            with manager().hold("a checkpoint conversion"):
+                pass
+    finally:
+        release.set()
+        for _ in range(300):
+            if not job.active:
+                break
+            threading.Event().wait(0.02)
 
 
 def _everything(at) -> str:
