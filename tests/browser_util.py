@@ -128,3 +128,19 @@ def screenshot(page, name: str, *, max_height: int = 7000) -> Path:
     finally:
         page.set_viewport_size(size)
     return path
+
+
+# -- what every browser test shares ---------------------------------------------------------------------------------
+# A tiny unroll measurement (two variants, one round), as URL query values.
+TINY = {"cell": "rnn", "layers": "1", "units": "4", "batch": "2", "seq_len": "5", "input_dim": "3", "repeats": "3",
+        "warmup": "1", "rounds": "1", "variants": "tf1_static,tf1_dynamic", "ref": "tf1_dynamic"}
+NEEDS_CHROMIUM = f"{CHROMIUM} is missing: install Debian's chromium to run the browser tests"
+
+
+def query(q: dict) -> str:
+    return "?" + "&".join(f"{k}={v}" for k, v in q.items())
+
+
+def no_exception(page) -> None:
+    n = page.locator('[data-testid="stException"]').count()
+    assert n == 0, page.locator('[data-testid="stException"]').first.inner_text()[:2000]

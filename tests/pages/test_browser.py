@@ -8,31 +8,16 @@ Screenshots of each page go to artifacts/screenshots/app-<page>.png (git-ignored
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.browser_util import CHROMIUM, chromium_page, open_page, screenshot, streamlit_server, wait_idle
+from tests.browser_util import (CHROMIUM, NEEDS_CHROMIUM, TINY, chromium_page, no_exception, open_page, query,
+                                 screenshot, streamlit_server, wait_idle)
 
 pytestmark = [pytest.mark.slow,  # Streamlit pages, a browser or TensorFlow
-              pytest.mark.skipif(not Path(CHROMIUM).exists() or shutil.which("chromium") is None and
-                                not Path(CHROMIUM).exists(),
-                                reason=f"{CHROMIUM} is missing: install Debian's chromium to run the browser tests")]
-
-TINY = {"cell": "rnn", "layers": "1", "units": "4", "batch": "2", "seq_len": "5", "input_dim": "3", "repeats": "3",
-        "warmup": "1", "rounds": "1", "variants": "tf1_static,tf1_dynamic", "ref": "tf1_dynamic"}
-
-
-def query(q: dict) -> str:
-    return "?" + "&".join(f"{k}={v}" for k, v in q.items())
-
-
-def no_exception(page) -> None:
-    n = page.locator('[data-testid="stException"]').count()
-    assert n == 0, page.locator('[data-testid="stException"]').first.inner_text()[:2000]
-
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NEEDS_CHROMIUM)]
 
 def widget_value(page, label: str) -> str:
     """The value shown by the number input or select box labelled ``label``."""
