@@ -122,8 +122,12 @@ def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, re
 
 def run(*, experiment: str = "unroll", preset: str | None = "seed", variants: str | Sequence[str] | None = None,
         rounds: int = 3, sets: Sequence[str] = (), metrics: Sequence[str] = METRICS, launcher=None,
-        env=None, on_progress: Callable | None = None, say: Callable[[str], None] = lambda s: None) -> Result:
-    """Run the plan twice, fresh, into a scratch store; compare. ``launcher``/``env`` as :func:`api.run`'s."""
+        env=None, on_progress: Callable | None = None, say: Callable[[str], None] = lambda s: None,
+        settle_s: float = 0.0, sleep: Callable[[float], None] = time.sleep) -> Result:
+    """Run the plan twice, fresh, into a scratch store; compare. ``launcher``/``env`` as :func:`api.run`'s.
+
+    ``settle_s``: before the second run, wait up to this long for the load the first run left in the 1-minute load
+    average to fall below ``rules.BUSY`` of the cores (else run 2 starts on a "busy machine" it made busy itself)."""
     exp = experiments.get(experiment)
     if "rounds" not in exp.params.names():
         raise RnnlabError(f"{experiment} times nothing (it checks behaviour); bench-stability needs an "
@@ -149,17 +153,29 @@ def run(*, experiment: str = "unroll", preset: str | None = "seed", variants: st
             f"point(s) x {rounds} rounds = {2 * est.workers} workers, about {fmt_seconds(2 * est.seconds)}")
         runs = []
         for i in (1, 2):
+            if i == 2 and settle_s > 0:
+                _settle(settle_s, say, sleep)
             t0 = time.monotonic()
             runs.append(api.run(plan, store=store, fresh=True, on_progress=on_progress, **kw))
             say(f"bench-stability: run {i}/2 (into a scratch store) took {fmt_seconds(time.monotonic() - t0)}")
     return report(plan, runs[0], runs[1], reference=reference, metrics=metrics)
 
 
+def _settle(limit_s: float, say: Callable[[str], None], sleep: Callable[[float], None], step_s: float = 5.0) -> None:
+    """Wait (at most ``limit_s``) until ``api.busy_warning`` has nothing to say."""
+    waited = 0.0
+    while api.busy_warning() is not None and waited < limit_s:
+        if waited == 0:
+            say(f"bench-stability: waiting up to {fmt_seconds(limit_s)} for the load of run 1 to settle")
+        sleep(step_s)
+        waited += step_s
+
+
 def main(args) -> int:
     from rnnlab.commands.run import ProgressBar
 
     res = run(experiment=args.experiment, preset=args.preset, variants=args.variants, rounds=args.rounds,
-              sets=args.sets, metrics=[m.strip() for m in args.metrics.split(",") if m.strip()],
+              sets=args.sets, metrics=[m.strip() for m in args.metrics.split(",") if m.strip()], settle_s=90.0,
               on_progress=ProgressBar(), say=lambda s: print("rnnlab: " + s, file=sys.stderr, flush=True))
     print("\n".join(res.lines))
     return 0

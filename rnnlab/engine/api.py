@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from rnnlab.core import envinfo, stats
+from rnnlab.core import envinfo, rules, stats
 from rnnlab.core import format as fmt
 from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
@@ -326,11 +326,11 @@ def _loadavg() -> float | None:
 
 
 def busy_warning(cores: int | None = None) -> str | None:
-    """A warning when the machine is already busy (1-minute load above half its cores), else None. Never a refusal:
+    """A warning when the machine is already busy (1-minute load above ``rules.BUSY`` of its cores), else None. Never a refusal:
     the run goes on, its timings may be noisy (each round's load stands in the records' ``details["loadavg"]``)."""
     load = _loadavg()
     cores = int(cores or envinfo.static_env()["cores"] or 1)
-    if load is None or load <= cores / 2:
+    if load is None or load <= rules.BUSY * cores:
         return None
     return f"warning: machine busy (load {load:.1f} on {cores} cores): timings may be noisy"
 

@@ -170,6 +170,21 @@ def test_bench_stability_runs_twice_into_a_scratch_store_and_compares(monkeypatc
     assert {len(r) for r in res.runs} == {2} and all(len(r.rounds) == 3 for r in res.runs[0])
 
 
+def test_bench_stability_waits_for_the_first_runs_load_to_settle(monkeypatch):
+    from rnnlab.commands import bench_stability as bench
+    from rnnlab.engine import api as engine_api
+
+    busy = iter(["busy", "busy", "busy", None])  # run 1 left the 1-minute load high; it settles after 3 waits
+    monkeypatch.setattr(engine_api, "busy_warning", lambda cores=None: next(busy))
+    slept, said = [], []
+    bench._settle(60, said.append, slept.append)
+    assert slept == [5.0, 5.0, 5.0] and len(said) == 1 and said[0].startswith("bench-stability: waiting up to")
+    monkeypatch.setattr(engine_api, "busy_warning", lambda cores=None: "busy")  # never settles: gives up, no error
+    slept.clear()
+    bench._settle(12, said.append, slept.append)
+    assert sum(slept) == 15.0
+
+
 def test_bench_stability_is_a_command():
     from rnnlab.cli import build_parser
 
