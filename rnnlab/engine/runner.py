@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, Mapping, Protocol, Sequence
 
 from rnnlab.core.errors import RnnlabError
 
@@ -128,13 +128,7 @@ class SubprocessWorker:
         self.proc.wait()
 
     def rss_mb(self) -> float | None:
-        try:
-            import psutil
-
-            p = psutil.Process(self.proc.pid)
-            return sum(c.memory_info().rss for c in [p, *p.children(recursive=True)]) / 2**20
-        except Exception:  # the process may be gone between the two calls
-            return None
+        return tree_rss_mb(self.proc.pid)
 
     def stderr_tail(self) -> str:
         self._err.seek(0)
@@ -216,3 +210,51 @@ def _reap(worker: Worker, grace_s: float = 10.0) -> None:
             worker.kill()
             return
         time.sleep(0.05)
+
+
+def tree_rss_mb(pid: int) -> float | None:
+    """The resident memory of a process and all its children, MB (None when it is gone)."""
+    try:
+        import psutil
+
+        p = psutil.Process(pid)
+        return sum(c.memory_info().rss for c in [p, *p.children(recursive=True)]) / 2**20
+    except Exception:  # the process may be gone between the two calls
+        return None
+
+
+def run_limited(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeout_s: float,
+                mem_limit_mb: float | None = None, what: str = "the command", poll_s: float = 0.2
+                ) -> tuple[int, str, str]:
+    """Run ``argv`` in its own process group; (returncode, stdout, stderr). Killed (group and all) with an
+    ``RnnlabError`` past ``timeout_s`` or when its RSS, children included, passes ``mem_limit_mb`` (polled as the
+    run's workers are: :func:`tree_rss_mb`). For heavy one-off commands outside a run (a checkpoint conversion)."""
+    import signal
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdout=out, stderr=err, start_new_session=True)
+        why = None
+        deadline = time.monotonic() + timeout_s
+        try:
+            while proc.poll() is None:
+                if time.monotonic() > deadline:
+                    why = f"{what} did not finish within {timeout_s:g} s"
+                    break
+                if mem_limit_mb is not None:
+                    rss = tree_rss_mb(proc.pid)
+                    if rss is not None and rss > mem_limit_mb:
+                        why = f"{what} used {rss:.0f} MB, over the limit of {mem_limit_mb:.0f} MB here"
+                        break
+                time.sleep(poll_s)
+        finally:
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                proc.wait()
+        if why:
+            raise RnnlabError(why)
+        out.seek(0)
+        err.seek(0)
+        return (proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"))

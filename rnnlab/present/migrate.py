@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -30,7 +29,7 @@ from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record, canonical_json, utc_now
 from rnnlab.core.rules import ATOL
 from rnnlab.core.views import Report, TableView, to_frame  # noqa: F401  (to_frame: the page's frames)
-from rnnlab.engine import api
+from rnnlab.engine import api, runner
 from rnnlab.experiments.pitfalls import error_summary
 from rnnlab.judge import select
 from rnnlab.judge.select import provenance, source_note
@@ -617,54 +616,6 @@ def crash_line(stderr: str) -> str:
     return plain[-1] if plain else ""
 
 
-def run_limited(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeout_s: float,
-                mem_limit_mb: float | None = None, what: str = "the command", poll_s: float = 0.2
-                ) -> tuple[int, str, str]:
-    """Run ``argv`` in its own process group; (returncode, stdout, stderr). Killed (group and all) with an
-    ``RnnlabError`` past ``timeout_s`` or when its RSS, children included, passes ``mem_limit_mb`` (polled with
-    psutil, as the run's workers are)."""
-    import signal
-    import time
-
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdout=out, stderr=err, start_new_session=True)
-        why = None
-        deadline = time.monotonic() + timeout_s
-        try:
-            while proc.poll() is None:
-                if time.monotonic() > deadline:
-                    why = f"{what} did not finish within {timeout_s:g} s"
-                    break
-                if mem_limit_mb is not None:
-                    rss = _rss_mb(proc.pid)
-                    if rss is not None and rss > mem_limit_mb:
-                        why = f"{what} used {rss:.0f} MB, over the limit of {mem_limit_mb:.0f} MB here"
-                        break
-                time.sleep(poll_s)
-        finally:
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                proc.wait()
-        if why:
-            raise RnnlabError(why)
-        out.seek(0)
-        err.seek(0)
-        return (proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"))
-
-
-def _rss_mb(pid: int) -> float | None:
-    try:
-        import psutil
-
-        p = psutil.Process(pid)
-        return sum(c.memory_info().rss for c in [p, *p.children(recursive=True)]) / 2**20
-    except Exception:  # gone between the calls
-        return None
-
-
 def convert_upload(files: Sequence[tuple[str, bytes]], *, python: str, root: str, cell: str | None = None,
                    forget_bias: float = 1.0, scope: str | None = None, timeout_s: float = CONVERT_TIMEOUT_S,
                    mem_limit_mb: float | None = None) -> dict:
@@ -683,7 +634,7 @@ def convert_upload(files: Sequence[tuple[str, bytes]], *, python: str, root: str
                             scope=scope)
         environ = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
                    "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)}
-        returncode, stdout, stderr = run_limited(argv, cwd=root, env=environ, timeout_s=timeout_s,
+        returncode, stdout, stderr = runner.run_limited(argv, cwd=root, env=environ, timeout_s=timeout_s,
                                                  mem_limit_mb=mem_limit_mb, what="the conversion")
         res = parse_convert_output(returncode, stdout, stderr, hide=tmp)
         with open(out, "rb") as fh:

@@ -10,7 +10,7 @@ import pytest
 
 from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
-from rnnlab.engine import api, hosted
+from rnnlab.engine import api, hosted, runner
 from rnnlab.engine.jobs import JobManager
 
 
@@ -127,16 +127,15 @@ def test_a_failed_conversion_frees_its_slot():
 
 
 def test_run_limited_kills_past_the_time_and_memory_limits(tmp_path):
-    from rnnlab.present import migrate as MV
 
     env = dict(os.environ)
     with pytest.raises(RnnlabError, match=r"^the conversion did not finish within 0\.5 s$"):
-        MV.run_limited([sys.executable, "-c", "import time; time.sleep(30)"], cwd=str(tmp_path), env=env,
+        runner.run_limited([sys.executable, "-c", "import time; time.sleep(30)"], cwd=str(tmp_path), env=env,
                        timeout_s=0.5, what="the conversion", poll_s=0.05)
     hog = "x = bytearray(400 * 2**20); import time; time.sleep(30)"
     with pytest.raises(RnnlabError, match=r"^the conversion used \d+ MB, over the limit of 100 MB here$"):
-        MV.run_limited([sys.executable, "-c", hog], cwd=str(tmp_path), env=env, timeout_s=20, mem_limit_mb=100,
+        runner.run_limited([sys.executable, "-c", hog], cwd=str(tmp_path), env=env, timeout_s=20, mem_limit_mb=100,
                        what="the conversion", poll_s=0.05)
-    code, out, err = MV.run_limited([sys.executable, "-c", "print('hi'); import sys; sys.exit(3)"],
+    code, out, err = runner.run_limited([sys.executable, "-c", "print('hi'); import sys; sys.exit(3)"],
                                     cwd=str(tmp_path), env=env, timeout_s=20, mem_limit_mb=500)
     assert (code, out.strip()) == (3, "hi")
