@@ -144,3 +144,15 @@ def query(q: dict) -> str:
 def no_exception(page) -> None:
     n = page.locator('[data-testid="stException"]').count()
     assert n == 0, page.locator('[data-testid="stException"]').first.inner_text()[:2000]
+
+
+def has_count(page, selector: str, n: int, timeout: float = 30.0) -> None:
+    """Wait until ``selector`` matches exactly ``n`` elements (charts and tables render after the script run ends,
+    later on a loaded machine): never a fixed sleep, never a count read once."""
+    from playwright.sync_api import expect
+
+    expect(page.locator(selector)).to_have_count(n, timeout=timeout * 1000)
+
+
+CHART = '[data-testid="stVegaLiteChart"]'
+TABLE = '[data-testid="stDataFrame"]'

@@ -462,7 +462,8 @@ def _query(q: dict) -> str:
 
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="/usr/bin/chromium is missing")
 def test_in_a_browser(recs, tmp_path):
-    from tests.browser_util import chromium_page, open_page, screenshot, streamlit_server, wait_idle
+    from tests.browser_util import (CHART, TABLE, chromium_page, has_count, open_page, screenshot,
+                                    streamlit_server, wait_idle)
 
     store = tmp_path / "browser.sqlite"
     Store(store).put_many([r for rs in recs.values() for r in rs])
@@ -481,8 +482,8 @@ def test_in_a_browser(recs, tmp_path):
         main = page.locator('[data-testid="stMain"]')
         text = main.inner_text()
         assert "The checks, per variant" in text and "Output norms" in text and "cuDNN" in text
-        assert page.locator('[data-testid="stVegaLiteChart"]').count() == 1
-        assert page.locator('[data-testid="stDataFrame"]').count() == 1
+        has_count(page, CHART, 1)
+        has_count(page, TABLE, 1)
         screenshot(page, "varlen")
 
         # another tab and back: each keeps its own settings, the URL follows
@@ -498,7 +499,7 @@ def test_in_a_browser(recs, tmp_path):
         for name in ("padding", "seed003"):
             open_page(page, url + "/varlen" + _query(tiny_query(name)))
             no_exception(page)
-            assert page.locator('[data-testid="stVegaLiteChart"]').count() == 1
+            has_count(page, CHART, 1)
             screenshot(page, f"varlen-{TAB_OF[name]}")
         assert "Verdict:" in main.inner_text()
 
