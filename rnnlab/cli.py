@@ -1,4 +1,8 @@
-"""``python -m rnnlab``: argparse onto the command modules. Bad input: one line on stderr, exit 2."""
+"""``python -m rnnlab``: argparse onto the command modules. Bad input: one line on stderr, exit 2.
+
+Every command takes ``--wide`` (every column, unclipped; by default text fits 120 columns, or the terminal) and
+``--verbose`` (third-party warnings and TensorFlow's logs on stderr; by default only rnnlab's own lines), before or
+after the command's name (``rnnlab.commands._output``)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import os
 import signal
 import sys
 
+from rnnlab.commands._output import quiet
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 
@@ -20,9 +25,19 @@ class _Parser(argparse.ArgumentParser):
         raise RnnlabError(f"{self.prog}: {message}")
 
 
+def _output_flags(parser: argparse.ArgumentParser, default) -> None:
+    """``--wide`` and ``--verbose``: before the command (``python -m rnnlab --wide results``) or after it (unless
+    the command has a flag of that name itself)."""
+    for flag, text in (("--wide", "print every column, unclipped (default: fit 120 columns, or the terminal's width)"),
+                       ("--verbose", "let third-party warnings and TensorFlow's logs through to stderr")):
+        if flag not in parser._option_string_actions:
+            parser.add_argument(flag, action="store_true", default=default, help=text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m rnnlab",
                      description="Measure how TensorFlow unrolls recurrent networks, on this machine.")
+    _output_flags(parser, False)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMANDS:
         try:
@@ -32,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         mod.setup_arguments(sub)
+    for p in {id(p): p for p in sub.choices.values()}.values():
+        _output_flags(p, argparse.SUPPRESS)  # absent unless given: the global flag's value stands
     return parser
 
 
@@ -75,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         command = args.command
-        code = int(args.func(args) or 0)
+        with quiet(args.verbose):  # third-party warnings off stderr unless --verbose
+            code = int(args.func(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe shows here, not in the interpreter's exit
         return code
     except RnnlabError as e:

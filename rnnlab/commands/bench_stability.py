@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from rnnlab import experiments
+from rnnlab.commands._output import WIDTH, wrap, width_of
 from rnnlab.core import stats
 from rnnlab.core.errors import RnnlabError
-from rnnlab.core.format import fmt_seconds
+from rnnlab.core.format import clip, fmt_seconds
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store, default_path
 from rnnlab.engine import api
 
 METRICS = ("fwd_ms", "train_ms", "build_s")
-WIDTH = 120
 
 
 def setup_arguments(sub) -> None:
@@ -63,8 +63,13 @@ def _num(v: float | None) -> str:
 
 
 def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, reference: str | None,
-           metrics: Sequence[str] = METRICS) -> Result:
-    """The comparison of two runs of ``plan`` (records in plan order, one per (point, variant))."""
+           metrics: Sequence[str] = METRICS, width: int | None = WIDTH) -> Result:
+    """The comparison of two runs of ``plan`` (records in plan order, one per (point, variant)); lines cut or
+    wrapped to ``width`` columns (None: as long as they come)."""
+
+    def cut(line: str) -> str:
+        return line if width is None else clip(line, width)
+
     nv = len(plan.variants)
     lines: list[str] = []
     spreads: list[tuple[float, str]] = []
@@ -76,15 +81,15 @@ def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, re
         b = {r.variant: r for r in run2[pi * nv:(pi + 1) * nv]}
         where = f"point {pi + 1}/{len(plan.points)}: " if len(plan.points) > 1 else ""
         shown = {k: v for k, v in point.items() if k in ("cell", "layers", "units", "batch", "seq_len", "lengths")}
-        lines.append(f"{plan.experiment}, {where}{' '.join(f'{k}={v}' for k, v in shown.items())}, "
-                     f"{point.get('rounds', 1)} rounds per run, reference {reference or '-'}"[:WIDTH])
+        lines += wrap(f"{plan.experiment}, {where}{' '.join(f'{k}={v}' for k, v in shown.items())}, "
+                      f"{point.get('rounds', 1)} rounds per run, reference {reference or '-'}", width)
         lines.append(head)
         ra, rb = a.get(reference), b.get(reference)
         for v in plan.variants:
             ea, eb = a.get(v), b.get(v)
             if ea is None or eb is None or not ea.ok or not eb.ok:
                 why = (ea.error if ea is not None and not ea.ok else eb.error if eb is not None else "missing")
-                lines.append(f"{v:<22} failed: {why}"[:WIDTH])
+                lines.append(cut(f"{v:<22} failed: {why}"))
                 continue
             first = True
             for m in metrics:
@@ -110,20 +115,20 @@ def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, re
                         ok = "yes" if inside else "NO"
                 name = v if first else ""
                 first = False
-                lines.append(f"{name:<22} {m:<9} {_num(m1):>10} {_num(m2):>10} "
-                             f"{'-' if sp is None else f'{sp:.1f}%':>7}  {ratio:<38} {r2:>7} {ok:>5}"[:WIDTH].rstrip())
+                lines.append(cut(f"{name:<22} {m:<9} {_num(m1):>10} {_num(m2):>10} "
+                                 f"{'-' if sp is None else f'{sp:.1f}%':>7}  {ratio:<38} {r2:>7} {ok:>5}".rstrip()))
         lines.append("")
     worst = max(spreads) if spreads else None
-    lines.append((f"max spread between the runs' medians: {worst[0]:.1f}% ({worst[1]}); " if worst else
-                  "max spread between the runs' medians: - (nothing measured twice); ")
-                 + f"{held} of {compared} ratio intervals of run 1 held run 2's ratio")
+    lines += wrap((f"max spread between the runs' medians: {worst[0]:.1f}% ({worst[1]}); " if worst else
+                   "max spread between the runs' medians: - (nothing measured twice); ")
+                  + f"{held} of {compared} ratio intervals of run 1 held run 2's ratio", width)
     return Result(lines, None if worst is None else worst[0], held, compared, (list(run1), list(run2)))
 
 
 def run(*, experiment: str = "unroll", preset: str | None = "seed", variants: str | Sequence[str] | None = None,
         rounds: int = 3, sets: Sequence[str] = (), metrics: Sequence[str] = METRICS, launcher=None,
         env=None, on_progress: Callable | None = None, say: Callable[[str], None] = lambda s: None,
-        settle_s: float = 0.0, sleep: Callable[[float], None] = time.sleep) -> Result:
+        settle_s: float = 0.0, sleep: Callable[[float], None] = time.sleep, width: int | None = WIDTH) -> Result:
     """Run the plan twice, fresh, into a scratch store; compare. ``launcher``/``env`` as :func:`api.run`'s.
 
     ``settle_s``: before the second run, wait up to this long for the load the first run left in the 1-minute load
@@ -158,7 +163,7 @@ def run(*, experiment: str = "unroll", preset: str | None = "seed", variants: st
             t0 = time.monotonic()
             runs.append(api.run(plan, store=store, fresh=True, on_progress=on_progress, **kw))
             say(f"bench-stability: run {i}/2 (into a scratch store) took {fmt_seconds(time.monotonic() - t0)}")
-    return report(plan, runs[0], runs[1], reference=reference, metrics=metrics)
+    return report(plan, runs[0], runs[1], reference=reference, metrics=metrics, width=width)
 
 
 def _settle(limit_s: float, say: Callable[[str], None], sleep: Callable[[float], None], step_s: float = 5.0) -> None:
@@ -176,6 +181,7 @@ def main(args) -> int:
 
     res = run(experiment=args.experiment, preset=args.preset, variants=args.variants, rounds=args.rounds,
               sets=args.sets, metrics=[m.strip() for m in args.metrics.split(",") if m.strip()], settle_s=90.0,
-              on_progress=ProgressBar(), say=lambda s: print("rnnlab: " + s, file=sys.stderr, flush=True))
+              on_progress=ProgressBar(), width=width_of(args),
+              say=lambda s: print("\n".join(wrap("rnnlab: " + s, WIDTH, " " * 8)), file=sys.stderr, flush=True))
     print("\n".join(res.lines))
     return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from rnnlab.commands._output import WIDTH, fit_lines, width_of
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 from rnnlab.core.store import Store
@@ -28,8 +29,9 @@ def setup_arguments(sub) -> None:
 
 def run(*, fmt: str = "table", status: str | list[str] | tuple[str, ...] | None = None,
         seed: str | list[str] | tuple[str, ...] | None = None, include_baseline: bool = True,
-        store: Store | None = None) -> str:
-    """The claims as text (``table``), a Markdown table (``md``) or a JSON document (``json``)."""
+        store: Store | None = None, width: int | None = WIDTH) -> str:
+    """The claims as text (``table``, wrapped to ``width`` columns; None: the lines as long as they come), a
+    Markdown table (``md``) or a JSON document (``json``)."""
     from rnnlab.judge import select
     from rnnlab.present import claims as claim_views
     from rnnlab.judge import claims
@@ -67,9 +69,12 @@ def run(*, fmt: str = "table", status: str | list[str] | tuple[str, ...] | None 
         head.append(f"Shown: {len(results)} of {len(everything)}"
                     + (f" with verdict {', '.join(statuses)}" if statuses else "")
                     + (f" from seed {', '.join(seeds)}" if seeds else ""))
-    return "\n".join(head) + "\n\n" + (claim_views.claims_text(results) if results else "No claim matches.")
+    body = (claim_views.claims_text(results, **({} if width is None else {"width": width})) if results else
+            "No claim matches.")
+    return fit_lines("\n".join(head) + "\n\n" + body, width)
 
 
 def main(args) -> int:
-    print(run(fmt=args.format, status=args.status, seed=args.seed, include_baseline=not args.no_baseline))
+    print(run(fmt=args.format, status=args.status, seed=args.seed, include_baseline=not args.no_baseline,
+              width=width_of(args)))
     return 0

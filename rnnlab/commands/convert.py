@@ -14,6 +14,7 @@ import json
 import sys
 import warnings
 
+from rnnlab.commands import _output
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.rules import ATOL
 
@@ -83,7 +84,8 @@ def _describe(spec: dict) -> str:
             f"units {'/'.join(map(str, units))}, input features {spec['input_dim']}")
 
 
-def format_text(res: dict) -> str:
+def format_text(res: dict, width: int | None = _output.WIDTH) -> str:
+    """:func:`run`'s result for a terminal, wrapped to ``width`` columns (None: one line each)."""
     v = res["verification"]
     lines = [f"converted {_describe(res['spec'])}", f"  -> {res['out']} ({res['format']})"]
     if any(c["cell"] == "lstm" for c in res["spec"]["cells"]):
@@ -102,15 +104,20 @@ def format_text(res: dict) -> str:
     verdict = "PASS" if res["pass"] else "FAIL"
     lines.append(f"{verdict}: max abs diff {v['max_abs_diff']:.3e} (outputs {v['max_abs_diff_outputs']:.3e}, "
                  f"states {v['max_abs_diff_states']:.3e}) {'<=' if res['pass'] else '>'} {v['atol']:g}")
-    return "\n".join(lines)
+    return _output.fit_lines("\n".join(lines), width)
 
 
 def main(args) -> int:
+    from rnnlab.tf import convert as cv
+
+    cv.locate_checkpoint(args.checkpoint)  # a missing checkpoint or a junk index: said before TensorFlow loads
+    with _output.tensorflow(getattr(args, "verbose", False)):  # its loading logs off stderr unless --verbose
+        cv._tf()
     res = run(checkpoint=args.checkpoint, out=args.out, cell=args.cell, forget_bias=args.forget_bias,
               scope=getattr(args, "scope", None))
     if args.json:
         print(json.dumps(res, indent=1))
     else:
-        print(format_text(res))
+        print(format_text(res, _output.width_of(args)))
     sys.stdout.flush()
     return 0 if res["pass"] else 1

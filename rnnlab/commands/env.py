@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from rnnlab.commands._output import wrap, width_of
 from rnnlab.engine import api
 from rnnlab.core.store import Store
 
@@ -31,7 +32,7 @@ def main(args) -> int:
                                                                    if env["gpu"] else "-"),
             ("runs use", f"{env['device']} ({env['device_name']})"),
             ("matmul rate", f"{env.get('matmul_gflops', '?')} GFLOP/s (float32 2048x2048 on {env['device']})")]
-    w = max(len(k) for k, _ in rows)
+    w, width = max(len(k) for k, _ in rows), width_of(args)
     for k, v in rows:
-        print(f"{k.ljust(w)}  {v}")
+        print("\n".join(wrap(f"{k.ljust(w)}  {v}", width, " " * (w + 2))))
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rnnlab.commands._output import fit_lines, width_of
 from rnnlab.engine import api
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
@@ -30,5 +31,5 @@ def run(*, file: str, store: Store | None = None) -> api.ImportCount:
 
 def main(args) -> int:
     n = run(file=args.file)
-    print(f"rnnlab: {args.file}: {n.message}")
+    print(fit_lines(f"rnnlab: {args.file}: {n.message}", width_of(args)))
     return 0

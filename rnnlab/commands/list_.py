@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from rnnlab import experiments
+from rnnlab.commands._output import WIDTH, wrap, width_of
 from rnnlab.tf.variants import label
 
 
@@ -30,16 +31,26 @@ def run() -> list[dict]:
     return out
 
 
+def text(data: list[dict], width: int | None = WIDTH) -> str:
+    """:func:`run`'s experiments as text, wrapped to ``width`` columns (None: one line each, however long); a
+    parameter's limits continue under its limits column."""
+    out: list[str] = []
+    for e in data:
+        out += wrap(f"{e['name']}: {e['title']}", width)
+        out += wrap(f"  {e['summary']}", width, "  ")
+        out += wrap("  variants: " + ", ".join(v["name"] for v in e["variants"]), width, " " * 12)
+        out += wrap("  presets:  " + ", ".join(e["presets"]), width, " " * 12)
+        for p in e["params"]:
+            head = f"    {p['name']:<20} {p['type']:<8} default {str(p['default']):<10} "
+            out += wrap(head + str(p["limits"]), width, " " * len(head))
+        out.append("")
+    return "\n".join(out)
+
+
 def main(args) -> int:
     data = run()
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
-    for e in data:
-        print(f"{e['name']}: {e['title']}\n  {e['summary']}")
-        print("  variants: " + ", ".join(v["name"] for v in e["variants"]))
-        print("  presets:  " + ", ".join(e["presets"]))
-        for p in e["params"]:
-            print(f"    {p['name']:<20} {p['type']:<8} default {str(p['default']):<10} {p['limits']}")
-        print()
+    print(text(data, width_of(args)))
     return 0

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 
+from rnnlab.commands._output import WIDTH, table, width_of
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
 
@@ -19,7 +20,9 @@ def setup_arguments(sub) -> None:
 
 
 def run(*, experiment: str | None = None, fmt: str = "table", include_baseline: bool = True,
-        store: Store | None = None) -> str:
+        store: Store | None = None, width: int | None = WIDTH) -> str:
+    """The records as text: a table per configuration fitted to ``width`` columns (None: every column, unclipped;
+    ``commands._output.fit``), or CSV, Markdown or JSON (whole, whatever the width)."""
     from rnnlab.engine.api import first_run_command
     from rnnlab.judge import select
     from rnnlab.present import report, tables  # altair and pandas load only when results are printed
@@ -52,7 +55,7 @@ def run(*, experiment: str | None = None, fmt: str = "table", include_baseline: 
         from rnnlab.exporters import md
 
         return md.render_tables(views) if hasattr(md, "render_tables") else "\n\n".join(_md(v) for v in views)
-    return "\n\n".join(tables.text_table(v) for v in views)
+    return "\n\n".join(table(v, width) for v in views)
 
 
 def _md(view) -> str:
@@ -62,5 +65,6 @@ def _md(view) -> str:
 
 
 def main(args) -> int:
-    print(run(experiment=args.experiment, fmt=args.format, include_baseline=not args.no_baseline))
+    print(run(experiment=args.experiment, fmt=args.format, include_baseline=not args.no_baseline,
+              width=width_of(args)))
     return 0

@@ -10,11 +10,12 @@ import sys
 import threading
 import time
 
+from rnnlab.commands import _output
 from rnnlab.engine import api
 from rnnlab import experiments
 from rnnlab.judge import select
 from rnnlab.present import tables
-from rnnlab.core.format import fmt_seconds
+from rnnlab.core.format import clip, fmt_seconds
 from rnnlab.engine.runner import Progress
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
@@ -33,19 +34,22 @@ def setup_arguments(sub) -> None:
 
 
 class ProgressBar:
-    """A progress line on stderr: redrawn in place on a terminal, one line per change otherwise. Run-wide lines
-    (a warning, the environment probe) are always lines of their own."""
+    """A progress line on stderr: redrawn in place on a terminal, one line per change otherwise; no line wider than
+    the terminal (120 columns when not a terminal: cut, or wrapped for a run-wide line). Run-wide lines (a warning,
+    the environment probe) are always lines of their own."""
 
     def __init__(self, stream=None, width: int = 24):
         self.stream, self.width = stream or sys.stderr, width
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.cols = _output.width(stream=self.stream) - (1 if self.tty else 0)  # a full terminal line wraps
         self._last = None
         self._lock = threading.Lock()
 
     def __call__(self, pr: Progress) -> None:
         with self._lock:
             if not pr.variant:  # about the whole run: "warning: machine busy ...", "measuring this machine ..."
-                self.stream.write(("\r" + " " * 120 + "\r" if self.tty else "") + f"rnnlab: {pr.phase}\n")
+                said = "\n".join(_output.wrap(f"rnnlab: {pr.phase}", self.cols, " " * 8))
+                self.stream.write(("\r" + " " * self.cols + "\r" if self.tty else "") + said + "\n")
                 self.stream.flush()
                 return
             filled = int(round(pr.fraction * self.width))
@@ -55,11 +59,11 @@ class ProgressBar:
             text = (f"[{bar}] {min(pr.index + 1, pr.total)}/{pr.total}{pt}{rd} {pr.experiment}/{pr.variant}:"
                     f" {pr.phase} ({fmt_seconds(pr.elapsed_s)})")
             if self.tty:
-                self.stream.write("\r" + text.ljust(100)[:120])
+                self.stream.write("\r" + clip(text, self.cols).ljust(min(100, self.cols)))
                 if pr.index + 1 >= pr.total and pr.phase in ("done", "failed", "cached"):
                     self.stream.write("\n")
             elif (pr.variant, pr.round, pr.phase) != self._last:
-                self.stream.write(text + "\n")
+                self.stream.write(clip(text, self.cols) + "\n")
             self._last = (pr.variant, pr.round, pr.phase)
             self.stream.flush()
 
@@ -107,9 +111,11 @@ def run(*, experiment: str, preset: str | None = None, sets: list[str] = (), var
 def main(args) -> int:
     t0 = time.monotonic()
 
+    width = _output.width_of(args)
+
     def on_plan(plan, store):
-        print("rnnlab: " + announce(plan, api.estimate(plan, store=store, fresh=args.fresh), fresh=args.fresh),
-              file=sys.stderr, flush=True)
+        said = "rnnlab: " + announce(plan, api.estimate(plan, store=store, fresh=args.fresh), fresh=args.fresh)
+        print("\n".join(_output.wrap(said, _output.width(stream=sys.stderr), " " * 8)), file=sys.stderr, flush=True)
 
     records = run(experiment=args.experiment, preset=args.preset, sets=args.sets, variants=args.variants,
                   fresh=args.fresh, on_progress=ProgressBar(), on_plan=on_plan)
@@ -123,7 +129,7 @@ def main(args) -> int:
                 view = tables.comparison(recs, reference=exp.reference)
             else:
                 view = tables.generic(recs, title=f"{exp.name}: {recs[0].params.get('cell', '')}")
-            print(tables.text_table(view))
+            print(_output.table(view, width))
             print()
     failed = sum(1 for r in records if not r.ok)
     cached = sum(1 for r in records if r.cached)

@@ -106,21 +106,26 @@ def _check_index(index: Path) -> None:
         raise RnnlabError(f"{index.name}: not a TensorFlow checkpoint index")
 
 
+def locate_checkpoint(path: str | os.PathLike) -> tuple[str, str, str]:
+    """(prefix, what TensorFlow should open, what to call it if it cannot), from ``path`` alone: a missing
+    checkpoint or a junk index raises ``RnnlabError`` here, before TensorFlow is imported."""
+    prefix = _checkpoint_prefix(path)
+    if Path(prefix + ".index").exists():
+        _check_index(Path(prefix + ".index"))  # before TensorFlow reads it (and before it is even imported)
+        return prefix, prefix, "not a readable TF checkpoint"
+    if not Path(prefix).exists() and not Path(path).exists():
+        raise RnnlabError(f"{path}: no such checkpoint (expected {prefix}.index and {prefix}.data-*)")
+    # maybe a V1 (single-file) checkpoint; otherwise not a checkpoint at all
+    return prefix, str(path), f"not a TF checkpoint (no {Path(prefix).name}.index beside it)"
+
+
 def read_tf1_checkpoint(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """All variables of a TF checkpoint as ``{name: array}`` (via ``tf.train.load_checkpoint``; never unpickles).
 
     ``path`` is a checkpoint prefix (``model.ckpt``), one of its files (``.index``, ``.data-*``, ``.meta``) or a
     directory holding a ``checkpoint`` file. Missing or unreadable -> ``RnnlabError``.
     """
-    prefix = _checkpoint_prefix(path)
-    target, what = prefix, "not a readable TF checkpoint"
-    if Path(prefix + ".index").exists():
-        _check_index(Path(prefix + ".index"))  # before TensorFlow reads it (and before it is even imported)
-    else:
-        if not Path(prefix).exists() and not Path(path).exists():
-            raise RnnlabError(f"{path}: no such checkpoint (expected {prefix}.index and {prefix}.data-*)")
-        # maybe a V1 (single-file) checkpoint; otherwise not a checkpoint at all
-        target, what = str(path), f"not a TF checkpoint (no {Path(prefix).name}.index beside it)"
+    prefix, target, what = locate_checkpoint(path)
     tf = _tf()
     try:
         reader = tf.train.load_checkpoint(target)

@@ -1,0 +1,230 @@
+"""What the command line prints, and what it keeps off stderr.
+
+- Width: text fits :data:`WIDTH` (120) columns when piped, the terminal's width on a terminal (never under
+  :data:`MIN_WIDTH`); ``--wide`` (``width=None`` below) prints every column unclipped. A table keeps the columns a
+  reader wants first (:func:`fit`: variant, flags and errors, ratios with their intervals, the key metrics), clips
+  long text cells with ``core.format.clip`` and says in one line which columns it left out. The rendering itself is
+  ``present.tables.text_table``'s; this module only chooses and clips.
+- stderr: third-party warnings (Altair's, Keras's) and TensorFlow's C++ and absl logs are silenced for the
+  command (:func:`quiet`, :func:`tensorflow`) unless ``--verbose``. rnnlab's own lines (errors, "machine busy",
+  progress) are prints of their own and still show. Workers keep their stderr in a file of their own
+  (``engine.runner``): nothing of theirs reaches the terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import shutil
+import sys
+import tempfile
+import textwrap
+import warnings
+from typing import Iterator, Sequence
+
+from rnnlab.core.format import clip, fmt_value, label
+
+WIDTH = 120  # piped output, and the default of every run(...) that prints
+MIN_WIDTH = 60  # a narrower terminal still gets this much
+WIDE = "--wide shows every column"
+GAP = 2  # text_table's gap between columns
+
+# The loggers third-party code writes warnings to (TensorFlow's Python side: "WARNING:tensorflow:From ...").
+_LOGGERS = ("tensorflow", "absl", "keras", "tf_keras", "h5py", "matplotlib", "PIL")
+
+
+# -- width -------------------------------------------------------------------------------------------------------
+def width(wide: bool = False, stream=None) -> int | None:
+    """The columns to fit: None with ``wide`` (everything), the terminal's width on a terminal, else 120."""
+    if wide:
+        return None
+    stream = sys.stdout if stream is None else stream
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if not tty:
+        return WIDTH
+    return max(MIN_WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns)
+
+
+def width_of(args) -> int | None:
+    """:func:`width` for a parsed command line (its ``--wide``)."""
+    return width(bool(getattr(args, "wide", False)))
+
+
+def wrap(line: str, width: int | None, indent: str | None = None) -> list[str]:
+    """``line`` as lines of at most ``width`` characters; continuation lines start with ``indent`` (default: the
+    line's own indent and two spaces). ``width`` None: the line as it is."""
+    if width is None or len(line) <= width:
+        return [line]
+    lead = line[: len(line) - len(line.lstrip(" "))]
+    indent = lead + "  " if indent is None else indent
+    if len(indent) > width // 2:
+        indent = lead[: width // 4] + "  "
+    return textwrap.wrap(line, width, initial_indent="", subsequent_indent=indent, break_on_hyphens=False,
+                         drop_whitespace=True) or [line[:width]]
+
+
+def fit_lines(text: str, width: int | None) -> str:
+    """Every line of ``text`` wrapped to ``width`` (:func:`wrap`); None: ``text`` as it is."""
+    if width is None:
+        return text
+    return "\n".join(x for line in text.split("\n") for x in (wrap(line, width) if line.strip() else [line]))
+
+
+# -- tables ------------------------------------------------------------------------------------------------------
+_RATIO = re.compile(r"^\d[\d,.]*x( \(.*\))?$")  # fmt_ratio_cell: "0.63x (0.60–0.66)", "1.00x"
+_EMPTY = ("", fmt_value(None), "-")  # a cell with nothing in it (not measured: core.format's mark)
+# after the first column, the flags and errors, and the ratios: the metrics a reader looks at first
+KEY_METRICS = tuple(label(m) for m in ("fwd_ms", "train_ms", "peak_mem_mb", "build_s", "first_call_s",
+                                         "graph_nodes", "max_abs_diff"))
+TEXT_MIN = 16  # a text column ("what runs", "error") is clipped to no less than this (or its header)
+CHECK, ERROR = "check", "error"  # present.tables.CHECK and the error column
+TEXT = (ERROR, "what runs", "measured on")  # text that is clipped before a column is left out
+
+
+def _is_ratio(cells: Sequence[str]) -> bool:
+    shown = [c for c in cells if c not in _EMPTY]
+    return bool(shown) and all(_RATIO.match(c) for c in shown)
+
+
+def fit(view, width: int):
+    """``view`` (a ``TableView``) narrowed to ``width`` columns: (the view to render, the lines under it).
+
+    Columns by priority: the first (variant); "check", "error" and "measured on"; the ratio columns (their
+    headers' "vs <reference>" shortened to "vs ref", the caption names the reference); the key metrics
+    (:data:`KEY_METRICS`); then the rest in the table's order, each one that still fits. Columns with nothing in
+    them are dropped; long text is clipped (``core.format.clip``); a "check" sentence is never cut: the column
+    says "see below" and the sentence follows the table. The last line names the columns left out."""
+    from rnnlab.core.views import TableView, without_bounds
+
+    view = without_bounds(view)
+    cols = list(view.columns)
+    rows = [list(r) for r in view.rows]
+    n = len(cols)
+    natural = [max([len(cols[i])] + [len(r[i]) for r in rows]) for i in range(n)]
+    empty = {i for i in range(1, n) if rows and all(r[i] in _EMPTY for r in rows)}
+    under: list[str] = []
+    if CHECK in cols and cols.index(CHECK) not in empty:
+        k = cols.index(CHECK)
+        for r in rows:
+            if r[k]:
+                under += wrap(f"{CHECK}, {r[0]}: {r[k]}", width, "    ")
+                r[k] = "see below"
+        natural[k] = max([len(CHECK)] + [len(r[k]) for r in rows])
+    ratios = [i for i in range(1, n) if i not in empty and _is_ratio([r[i] for r in rows])]
+    refs = {cols[i].split(" vs ", 1)[1] for i in ratios if " vs " in cols[i]}
+    if len(refs) == 1:
+        ref = refs.pop()
+        for i in ratios:
+            cols[i] = cols[i].replace(f" vs {ref}", " vs ref")
+            natural[i] = max([len(cols[i])] + [len(r[i]) for r in rows])
+        if f"against {ref}" not in view.caption:
+            under.insert(0, f"ref: {ref}")
+    flags = [i for i in range(1, n) if cols[i] in (CHECK, ERROR, "measured on")]
+    # forward and train ratios before the key metrics, the other ratios after them
+    first_ratios = [i for i in ratios if cols[i].startswith(("forward", "train"))]
+    key = [i for name in KEY_METRICS for i in range(1, n) if cols[i] == name]
+    order = list(dict.fromkeys([0, *flags, *first_ratios, *key[:3], *ratios, *key, *range(1, n)]))
+    order = [i for i in order if i not in empty]
+
+    def least(i: int) -> int:  # a long text column ("what runs", "error") is clipped down to this at most
+        if i == 0:
+            return min(natural[i], width)
+        if natural[i] <= 40 and cols[i] not in TEXT:
+            return natural[i]
+        return min(natural[i], max(len(cols[i]), TEXT_MIN))
+
+    shown: dict[int, int] = {}
+    used = -GAP
+    for i in order:
+        w = least(i)
+        if used + GAP + w <= width:
+            shown[i] = w
+            used += GAP + w
+    for i in order:  # room left: clipped text columns grow back toward their natural width
+        if i in shown and shown[i] < natural[i]:
+            extra = min(natural[i] - shown[i], width - used)
+            shown[i] += extra
+            used += extra
+    keep = sorted(shown)
+    left = [cols[i] for i in range(n) if i not in shown and i not in empty]
+    fitted = TableView(
+        title="\n".join(wrap(view.title, width)),
+        caption="\n".join(x for line in view.caption.split("\n") for x in wrap(line, width, "")),
+        columns=tuple(clip(cols[i], shown[i]) for i in keep),
+        rows=tuple(tuple(clip(r[i], shown[i]) for i in keep) for r in rows),
+        provenance=view.provenance)
+    if left:
+        under.append(clip(f"{len(left)} more column{'s' if len(left) != 1 else ''} ({WIDE}): "
+                          + ", ".join(left), width))
+    return fitted, under
+
+
+def table(view, width: int | None) -> str:
+    """A ``TableView`` for the terminal: fitted to ``width`` (:func:`fit`), or every column unclipped (None)."""
+    from rnnlab.present.tables import text_table
+
+    if width is None:
+        return text_table(view, max_width=10**9)
+    fitted, under = fit(view, width)
+    return "\n".join([text_table(fitted, max_width=max(width, 1))] + under)
+
+
+# -- stderr ------------------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def quiet(verbose: bool = False) -> Iterator[None]:
+    """For one command: no third-party ``warnings`` (rnnlab's own still show) and TensorFlow's and the other
+    libraries' Python loggers at ERROR; everything as before afterwards. ``verbose``: change nothing."""
+    if verbose:
+        yield
+        return
+    levels = {name: logging.getLogger(name).level for name in _LOGGERS}
+    with warnings.catch_warnings():
+        # a warning attributed to any module but rnnlab's is dropped; rnnlab's keep Python's own filters
+        warnings.filterwarnings("ignore", module=r"(?!rnnlab(\.|$))")
+        for name in _LOGGERS:
+            logging.getLogger(name).setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            for name, level in levels.items():
+                logging.getLogger(name).setLevel(level)
+
+
+@contextlib.contextmanager
+def tensorflow(verbose: bool = False) -> Iterator[None]:
+    """Around the first TensorFlow import of this process (the ``convert`` command's): its C++ logs off.
+
+    ``TF_CPP_MIN_LOG_LEVEL=3`` (unless the user set it) silences what TensorFlow logs once running; the lines it
+    writes while its libraries load, before absl's logging is set up ("All log messages before
+    absl::InitializeLog() ...", oneDNN, CUDA stubs), obey no setting, so file descriptor 2 points at a scratch
+    file for the import, which is replayed when the import fails. ``verbose``: change nothing."""
+    if verbose or "tensorflow" in sys.modules:
+        yield
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no descriptor 2 to borrow: leave it be
+        yield
+        return
+    scratch = tempfile.TemporaryFile()
+    failed = True
+    try:
+        os.dup2(scratch.fileno(), 2)
+        yield
+        failed = False
+    finally:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        if failed:  # what TensorFlow said while failing to load is the user's clue
+            scratch.seek(0)
+            sys.stderr.write(scratch.read().decode("utf-8", "replace"))
+        scratch.close()
