@@ -40,8 +40,8 @@ records = None
 with ui.guard("Reading the stored results"):
     records = ui.records()
 st.title(CV.page_title(records or []))
-st.caption("Every checkable statement of the four seed articles, with the seed's own figure, judged on the stored "
-           "records: this machine's, and bundled results for what it has not measured. " + CV.rule_text())
+st.caption("Every checkable statement of the four seed articles (the *seeds*: see the Glossary), with the seed's own "
+           "figure, judged on the stored records: this machine's, and bundled results for what it has not measured.")
 if records is None:
     st.stop()
 
@@ -58,6 +58,11 @@ if sync.extra:  # the URL was applied (a link, a return to this page): its non-p
     sync.extra = {}
 
 results = CV.evaluate(records)
+said = CV.answer(results, records)  # the answer first; the evidence below
+if said:
+    st.markdown(said)
+with st.expander("How a claim is judged"):
+    st.markdown(CV.rule_text() + "\n\n" + "\n".join(f"- **{s}**: {CV.STATUS_HELP[s]}" for s in STATUSES))
 busy = ui.jobs.manager().busy()
 slots = {"top": st.container()}  # filled last: the progress of a run, where its Run button was
 
@@ -77,11 +82,10 @@ def plan_of(claim):
 
 # -- summary -------------------------------------------------------------------------------------------------------
 n = CV.counts(results)
-for col, s in zip(st.columns(len(STATUSES)), STATUSES):
-    col.metric(f"{ICON[s]} {s}", n[s], help=CV.STATUS_HELP[s], border=True)
-if records:
-    st.caption(f"Judged on {len(records)} records: {ui.md_escape(CV.source_note(records))}.")
-else:
+row = st.container(horizontal=True, gap="small")  # each card as wide as its label: never cut
+for s in STATUSES:
+    row.metric(f"{ICON[s]} {s}", n[s], help=CV.STATUS_HELP[s], border=True, width="content")
+if not records:  # (with records, the answer above says on which records the verdicts stand)
     st.info("Nothing is measured yet, so every claim is *not measured*. A first look at the unrolling claims takes "
             f"under a minute: `{CV.quick_command('unroll')}` in a terminal, or press **Run** in a "
             "claim's row below; each claim names the command that measures it.", icon=":material/info:")
@@ -103,15 +107,15 @@ else:
     view = CV.claims_view(shown, records=records)
     frame = CV.claims_frame(view, shown)
     measured_col = CV.measured_column(records)
-    st.dataframe(frame.style.map(lambda s: CELL.get(s, ""), subset=["verdict"]), hide_index=True, key=P + "table",
-                 width="stretch", height=min(35 * (len(frame) + 1) + 3, 1000), column_config={
-                     "verdict": st.column_config.TextColumn(width=140, pinned=True),
-                     "claim (the seed's words and figure)": st.column_config.TextColumn(width=460),
-                     "seed": st.column_config.TextColumn(width=130),
-                     "tested by": st.column_config.TextColumn(width=90, help="the experiment that measures it"),
-                     measured_col: st.column_config.TextColumn(width=900)})
+    ui.frame_table(frame.style.map(lambda s: CELL.get(s, ""), subset=["verdict"]), key=P + "table", max_lines=3,
+                   config={"verdict": st.column_config.TextColumn(width=130),
+                           "seed": st.column_config.TextColumn(
+                               width=120, help="which seed and where in it: seed 000 §3.1 is section 3.1 of seed "
+                                               "000 (see the Glossary)"),
+                           "tested by": st.column_config.TextColumn(width=80,
+                                                                    help="the experiment that measures it")})
     st.caption(f"{len(shown)} of {len(results)} claims; hover a cell for its full text, or open a claim below.")
-    rep = ui.downloads.make_report("rnnlab: the seeds' claims", view.caption, [view], [], records)
+    rep = CV.claims_report(shown, results, records)  # what `export --view claims?...` writes too
     ui.downloads.buttons(rep, key=P + "claims", formats=(("md", "Markdown"), ("csv", "CSV"), ("pptx", "PowerPoint")),
                          label="Download this table:")
 
@@ -205,12 +209,12 @@ def experiment_section(name: str) -> None:
         ui.table(CV.knobs_view(cfg), key=f"{P}{name}_table")
         for note in CV.knobs_notes(cfg):
             st.caption(ui.md_escape(note))
-        chart = CV.knobs_chart(cfg)
+        chart = CV.knobs_chart(cfg, width=290)  # two panels side by side within the page
         if chart is not None:
             st.altair_chart(chart)
     elif name == "precision":
         ui.table(CV.precision_view(cfg), key=f"{P}{name}_table")
-        chart = CV.precision_chart(cfg)
+        chart = CV.precision_chart(cfg, width=270)
         if chart is not None:
             st.altair_chart(chart)
         notes = CV.precision_notes(cfg)  # composed from the records' numbers, with whose machine measured them
@@ -268,7 +272,7 @@ else:
     for col, goal in zip(st.columns(len(CV.GOALS)), CV.GOALS):
         pick = rec.picks[goal]
         with col.container(border=True):
-            st.metric(CV.goal_title(goal, n_steps, mode), pick.variant or "–",
+            st.metric(CV.goal_title(goal, n_steps, mode), pick.variant or ui.MISSING,
                       delta=CV.ahead_text(pick),
                       delta_color="off" if pick.tie else "normal")
             st.caption(ui.md_escape(pick.text))

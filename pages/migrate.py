@@ -25,6 +25,7 @@ sync = ui.UrlSync(P, experiment="migrate", names=["cell", "layers"], defaults={"
                   allowed_variants=list(ROWS))
 
 st.title("Migrating TF1 RNN cells to Keras 3")
+answer_box = st.container()
 st.caption(MV.SUMMARY)
 
 before = st.session_state.get(P + "variants")
@@ -55,13 +56,16 @@ with ui.guard("Reading the stored results"):
 if records is None:
     st.stop()
 checks, sel, s004 = MV.selection(records, params, env)
+said = MV.answer(checks, sel.shown.get("convert_verify"), s004)  # the answer first, the evidence below
+if said:
+    answer_box.markdown(said)
 busy = ui.jobs.manager().busy()
 plans = {}
 with ui.guard("These settings cannot run"):
     plans = MV.plans(preset, cell, layers)
 refused = ui.jobs.refusals(plans)  # hosted mode: plans over the demo's caps are not offered as live buttons
 n_checks = sum(v in sel.missing for v in MV.CHECK_VARIANTS)
-r1, r2, r3, r4 = st.columns([3, 3, 3, 3])
+r1 = r2 = r3 = r4 = st.container(horizontal=True, gap="small", vertical_alignment="center")  # labels never cut
 go = {
     "checks": r1.button(f"Run the live checks: {n_checks} not stored" if n_checks else "Live checks stored",
                         key=P + "run_checks", disabled=busy or not n_checks or not plans or "checks" in refused,
@@ -89,20 +93,17 @@ ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in plans.values()})
 # -- the mapping ---------------------------------------------------------------------------------------------------
 st.header("TF1 constructs and their Keras 3 replacements", divider="gray")
 view = MV.mapping_table(checks, params)
-st.dataframe(MV.to_frame(view), hide_index=True, key=P + "mapping", width="stretch", row_height=84, height="content",
-             column_order=("TF1 construct", "checked live", "Keras 3 code", "traps", "no Keras 3 equivalent"),
-             column_config={"TF1 construct": st.column_config.TextColumn(width="medium", pinned=True),
-                            "checked live": st.column_config.TextColumn(width="small",
-                                                                        help="pass/FAIL (max abs diff)"),
-                            "Keras 3 code": st.column_config.TextColumn(width="large"),
-                            "traps": st.column_config.TextColumn(width="large"),
-                            "no Keras 3 equivalent": st.column_config.TextColumn(width="medium")})
-st.caption(view.caption + ". Click a cell to read all of it, or pick the row below.")
+ui.frame_table(MV.to_frame(view), columns=("TF1 construct", "Keras 3 code", "checked live"), key=P + "mapping",
+               max_lines=4, height="content", config={
+    "TF1 construct": st.column_config.TextColumn(width=330),
+    "checked live": st.column_config.TextColumn(width=130, help="pass/FAIL (max abs diff)")})
+st.caption(view.caption + ". Each row's traps and what has no Keras 3 equivalent: pick the row under "
+           "**Before and after**; the downloads hold them too.")
 if not any(lv.record for lv in checks.values()) and "checks" in plans:
     ui.how_to_get(plans["checks"].command(), page="migrate", button="Run the live checks", here=True)
-ui.downloads.buttons(ui.downloads.make_report("rnnlab: TF1 to Keras 3 mapping", view.caption, [view], [],
-                                              [lv.record for lv in checks.values() if lv.record]),
-                     key=P + "mapping", formats=(("csv", "CSV"), ("md", "Markdown")), label="Download the mapping:")
+ui.downloads.buttons(MV.mapping_report(checks, params),  # what `export --view migrate?...` writes too
+                     key=P + "mapping", formats=(("csv", "CSV"), ("md", "Markdown"), ("pptx", "PowerPoint")),
+                     label="Download the mapping:")
 
 # -- one row, before and after -------------------------------------------------------------------------------------
 st.header("Before and after", divider="gray")
@@ -145,11 +146,12 @@ sync.write({"cell": cell, "layers": layers}, [row_variant], {"preset": preset, *
 
 # -- the converter demo --------------------------------------------------------------------------------------------
 st.header("The converter, end to end", divider="gray")
-st.markdown("A worker builds a TF1 `dynamic_rnn` over the chosen cell and layers with random weights, saves it with "
-            "`tf.compat.v1.train.Saver`, reads the checkpoint back (`rnnlab.tf.convert.read_tf1_checkpoint`), "
-            "converts it to Keras 3 layers, writes a `.keras` file, loads it with `keras.models.load_model` and runs "
-            f"it against the TF1 graph on the same inputs, with full lengths and with `sequence_length`; tolerance "
-            f"{MV.ATOL:g}.")
+how_demo = st.expander("What the demo does")
+how_demo.markdown("A worker builds a TF1 `dynamic_rnn` over the chosen cell and layers with random weights, saves "
+                  "it with `tf.compat.v1.train.Saver`, reads the checkpoint back "
+                  "(`rnnlab.tf.convert.read_tf1_checkpoint`), converts it to Keras 3 layers, writes a `.keras` file, "
+                  "loads it with `keras.models.load_model` and runs it against the TF1 graph on the same inputs, with "
+                  f"full lengths and with `sequence_length`; tolerance {MV.ATOL:g}.")
 demo = sel.shown.get("convert_verify")
 if demo is None:
     if "demo" in plans:
@@ -160,9 +162,9 @@ else:
     passed = bool(demo.metrics.get("passed"))
     (st.success if passed else st.error)(MV.demo_headline(demo),
                                          icon=":material/check_circle:" if passed else ":material/cancel:")
-    st.caption(f"Ran {MV.ran_note(demo)}; checkpoint variables: "
-               f"{', '.join(demo.details.get('checkpoint_variables') or [])}; .keras file "
-               f"{demo.details.get('keras_file_mb', 0) * 1024:.0f} KB. Seen on {MV.seen_on([demo])}.")
+    how_demo.caption(f"Ran {MV.ran_note(demo)}; checkpoint variables: "
+                     f"{', '.join(demo.details.get('checkpoint_variables') or [])}; .keras file "
+                     f"{demo.details.get('keras_file_mb', 0) * 1024:.0f} KB. Seen on {MV.seen_on([demo])}.")
     ui.table(MV.demo_table(demo), caption=False)
 
 
@@ -278,8 +280,7 @@ with ui.guard("Reading the stored unrolling results"):
 if unroll_recs is not None:
     cmp = MV.cost_table(unroll_recs, choice, env)
     if cmp is not None:
-        st.dataframe(ui.comparison_frame(cmp), hide_index=True, key=P + "cost", width="stretch")
-        st.caption(cmp.caption)
+        ui.comparison_tables(cmp, key=P + "cost")
     else:
         st.caption("Not measured at these sizes yet.")
 ui.page_link("unrolling", "Measure or compare it on the Unrolling page (same configuration)",

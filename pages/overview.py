@@ -21,12 +21,17 @@ with ui.guard("Reading the stored results"):
                 f"`{O.first_command()}`, or open **Unrolling**, press **Quick** and then **Run**.",
                 icon=":material/info:")
         ui.page_link("unrolling", "Open Unrolling")
+    # the machine every finding opens with ("On the bundled results' CPU (...)"), said once above the cards
+    head, lines = O.shared_opening([f.headline for _, fs in cards.found for f in fs])
+    if head:
+        st.markdown(f"{head}:")
+    lines = iter(lines)
     cols = st.columns(2)
     for i, (q, fs) in enumerate(cards.found):
         with cols[i % 2].container(border=True):
             st.markdown(f"**{q.text}**")
             for f in fs:
-                st.markdown(O.emphasise(f.headline))
+                st.markdown(O.emphasise(next(lines)))
                 st.caption(f.detail)
                 ui.page_link(f.page, f"Show this configuration on {ui.nav.title(f.page)}", query=dict(f.query))
 
@@ -40,5 +45,5 @@ with ui.guard("Reading the stored results"):
     st.header("Experiments", divider="gray")
     st.caption("Everything rnnlab can measure. Pages not listed in the sidebar yet: use the command line.")
     pages = {p.url_path: p.title for p in ui.nav.existing()}
-    st.dataframe(pd.DataFrame(O.experiment_rows(records, pages)), hide_index=True, width="stretch",
-                 column_config={"what it answers": st.column_config.TextColumn(width="large")})
+    ui.frame_table(pd.DataFrame(O.experiment_rows(records, pages)), max_lines=2,
+                   config={"stored records": st.column_config.NumberColumn("records", help="stored records")})

@@ -63,7 +63,7 @@ with ui.guard("These settings cannot run"):
     plans = PV.plans(preset, cell, pitfall)
 busy = ui.jobs.manager().busy()
 refused = ui.jobs.refusals(plans)  # hosted mode: plans over the demo's caps are not offered as live buttons
-r1, r2, r3, r4 = st.columns([3, 3, 3, 4])
+r1 = r2 = r3 = r4 = st.container(horizontal=True, gap="small", vertical_alignment="center")  # labels never cut
 stored = pitfall not in sel.missing
 go = {
     "one": r1.button("Run this pitfall" if not stored else "Run this pitfall: stored", key=P + "run",
@@ -93,15 +93,24 @@ ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in plans.values()})
 
 # -- the chosen pitfall --------------------------------------------------------------------------------------------
 st.header(ui.md_escape(spec["title"]), divider="gray")
+rec = sel.shown.get(pitfall)
+o = PV.outcome(rec) if rec is not None else None
+if o is not None:  # the answer first: what the wrong code does (whose machine: under "What happened")
+    if not o.ran:
+        st.error(ui.md_escape(o.headline), icon=":material/error:")
+    elif o.builds:
+        st.warning(o.headline, icon=":material/visibility_off:")
+    else:
+        st.markdown(f"**{ui.md_escape(o.headline)}**")
 st.markdown(spec["explanation"])
-w, r = st.columns(2)
+w = r = st.container()  # one above the other: each line of code has the page's width and is never cut
 w.markdown(":red[**Wrong**]")
 w.code(spec["wrong_code"], language="python", line_numbers=True, wrap_lines=True)
 r.markdown(":green[**Right**]")
 r.code(spec["right_code"], language="python", line_numbers=True, wrap_lines=True)
-st.caption(f"Both programs are given: {spec['given']}")
+with st.expander("What both programs are given"):
+    st.caption(spec["given"])
 
-rec = sel.shown.get(pitfall)
 st.subheader(PV.happened_heading(rec))
 if rec is None:
     if busy:
@@ -111,28 +120,22 @@ if rec is None:
     elsewhere = PV.stored_elsewhere(records, pitfall)
     if elsewhere:
         st.caption("Stored for other settings: " + "; ".join(elsewhere) + ". Choose them above to see them.")
-else:
-    o = PV.outcome(rec)
+else:  # (its headline opens the section above)
     st.caption(f"Seen on {o.seen_on}. Sizes: {PV.sizes_note(rec.params)}"
                + (f"; this pitfall always uses the {o.cell_used} cell" if o.cell_used and o.cell_used != cell else ""))
-    if not o.ran:
-        st.error(ui.md_escape(o.headline), icon=":material/error:")
-    elif o.builds:
-        st.warning(o.headline, icon=":material/visibility_off:")
-    else:
-        st.markdown(f"**{ui.md_escape(o.headline)}**")
     if o.case_note:
         st.caption(o.case_note)
     if o.ran and not o.builds:
         st.markdown(f"The statement of the wrong code that raised it (line {o.error_lineno}):")
-        st.code(o.error_line or "", language="python")
-        st.markdown(f"TensorFlow's message, verbatim ({o.error_type}):")
-        st.code(o.error or "", language=None, wrap_lines=True, height=320 if len(o.error or "") > 1500 else "content")
+        st.code(o.error_line or "", language="python", wrap_lines=True)
+        with st.expander(f"TensorFlow's message, verbatim ({o.error_type})"):
+            st.code(o.error or "", language=None, wrap_lines=True,
+                    height=320 if len(o.error or "") > 1500 else "content")
     if o.ran and o.builds and o.result:  # a failure is said above; a silent run needs its numbers in words
         st.markdown("In words:\n" + "\n".join(f"- {ui.md_escape(part.strip())}" for part in o.result.split(" | ")))
     for view in (PV.facts(rec), PV.cases(rec)):
         if view is not None:
-            ui.table(view)
+            ui.table(view, max_lines=4)
     for v in PV.variations(rec):
         with st.expander(f"Also tried: {v['case']} ({'runs' if v['builds'] else v['error_type']})"):
             st.code(v["code"], language="python", line_numbers=True)
@@ -158,11 +161,11 @@ if fam:
                 + (f", or in a terminal: `{plans['cells'].command()}`" if "cells" in plans else "."),
                 icon=":material/info:")
     else:
-        st.dataframe(PV.to_frame(matrix), hide_index=True, height="content", width="stretch", key=P + "matrix")
+        ui.frame_table(PV.to_frame(matrix), height="content", key=P + "matrix", max_lines=4)
         st.caption(matrix.caption)
 
 # -- all pitfalls --------------------------------------------------------------------------------------------------
 st.header("All pitfalls at these settings", divider="gray")
 summary = PV.summary(sel.shown, params)
-st.dataframe(PV.to_frame(summary), hide_index=True, height="content", width="stretch", key=P + "summary")
+ui.frame_table(PV.to_frame(summary), height="content", key=P + "summary", max_lines=4)
 st.caption(summary.caption)

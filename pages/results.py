@@ -89,19 +89,21 @@ st.caption(f"{len(shown)} of {len(df)} records" + ("." if HOSTED else "; select 
 # The selection is by row position: a key that changes with the rows shown drops a selection that would now point
 # at other records (after a filter change, a delete or an import).
 rows_sig = hashlib.sha256("|".join(shown["_id"]).encode()).hexdigest()[:10]
-event = st.dataframe(
-    shown, key=P + "table-" + rows_sig, on_select="ignore" if HOSTED else "rerun", selection_mode="multi-row",
-    hide_index=True, width="stretch",
-    column_order=["experiment", "variant", "config", "status", "fwd_ms", "train_ms", "check", "date", "source",
-                  "device", "machine"],
-    column_config={
-        "date": st.column_config.TextColumn("date (UTC)"),
-        "config": st.column_config.TextColumn(width="medium"),
-        "machine": st.column_config.TextColumn(width="medium"),
-        "fwd_ms": st.column_config.NumberColumn("forward (ms)", format="%.3g"),
-        "train_ms": st.column_config.NumberColumn("train step (ms)", format="%.3g"),
-        "status": st.column_config.TextColumn("status", width="small", help="ok, or why the variant failed"),
-        "check": st.column_config.TextColumn("check", width="medium", help=R.CHECK_HELP),
+COLUMNS = ["experiment", "variant", "config", "status", "fwd_ms", "train_ms", "check", "date", "source", "device",
+           "machine"]
+if not shown["check"].astype(str).str.strip().any():  # no flag in any row: the column only takes room
+    COLUMNS.remove("check")
+event = ui.frame_table(
+    shown, columns=COLUMNS, key=P + "table-" + rows_sig, on_select="ignore" if HOSTED else "rerun",
+    selection_mode="multi-row", budget=ui.common.FULL - (0 if HOSTED else 40),  # the selection boxes' column
+    max_lines=1, height=min(600, 35 * (len(shown) + 1) + 3), config={  # one line a row: a browser of records
+        "date": st.column_config.TextColumn("date (UTC)", width=118),
+        "fwd_ms": st.column_config.NumberColumn("forward (ms)", format="%.3g", width=82),
+        "train_ms": st.column_config.NumberColumn("train (ms)", format="%.3g", width=72,
+                                                  help="train step: forward, backward and an Adam update"),
+        "status": st.column_config.TextColumn("status", help="ok, or why the variant failed"),
+        "check": st.column_config.TextColumn("check", help=R.CHECK_HELP),
+        "device": st.column_config.TextColumn(width=58),
     })
 rows = event.selection.rows if not HOSTED and event is not None else []  # hosted: nothing to select rows for
 picked = [shown.loc[i, "_id"] for i in rows if i < len(shown)]

@@ -30,6 +30,7 @@ def _preset(name: str) -> None:  # on_click: runs before the script, so it may s
 st.title("Static vs dynamic unrolling")
 st.caption(EXP.summary + " Each variant runs in its own fresh TensorFlow process, on the same weights and inputs.")
 
+answer = st.container()  # the answer first: this configuration's findings, filled in once they are known
 sync.apply()
 
 # -- controls ------------------------------------------------------------------------------------------------------
@@ -146,18 +147,18 @@ else:
                                  "in brackets its interval, across rounds or from the timed steps' quartiles")
     ref = st.session_state[P + "ref"]
     sync.write(values, chosen, {"ref": ref})
-    view = U.comparison(shown, reference=ref, point=point)
-    st.dataframe(ui.comparison_frame(U.screen(view)), hide_index=True, key=P + "table", width="stretch",
-                 column_config={"variant": st.column_config.TextColumn(pinned=True)})
-    st.caption(view.caption)
+    pv = U.page_view(records, plan, env, ref)  # the same function builds `export --view unrolling?...`
+    view = pv.table
+    ui.comparison_tables(U.screen(view), key=P + "table")  # tables that fit the page, the caption under them
 
-    said = U.findings_text(shown, sel.sweep)
+    said = list(pv.said)
     if said:
-        st.markdown("**What these numbers say** (the Overview's findings, for this configuration):\n\n"
-                    + "\n".join(f"- {line}" for line in said))
+        answer.markdown(ui.findings_md(said[:2], lead="**In short.**"))
+        st.markdown(ui.findings_md(said, lead="**What these numbers say** (the Overview's findings, for this "
+                                              "configuration)."))
 
-    made = U.chart_views(shown, point)
-    rep = U.page_report(sel, view, [cv for _, cv in made], [cv for _, _, cv in sweep_made])
+    made = list(pv.charts)
+    rep = pv.report
     ui.downloads.buttons(rep, key=P + "report", label="Download this table and its charts:")
 
     st.header("Charts", divider="gray")
@@ -179,7 +180,7 @@ else:
 # -- sweep ---------------------------------------------------------------------------------------------------------
 st.header("Scaling with the sequence length", divider="gray")
 n_missing = U.sweep_missing(records, sweep_plan, env)
-s1, s2 = st.columns([3, 6])
+s1 = s2 = st.container(horizontal=True, gap="small", vertical_alignment="center")  # the label is never cut
 label = (f"Run this sweep: {n_missing} measurement{'s' if n_missing != 1 else ''} not stored" if n_missing
          else "Run this sweep: everything is stored" if sweep_plan is not None else "Run this sweep")
 sweep_refused = ui.jobs.refusal(sweep_plan)  # hosted mode: the sweep is over the demo's caps

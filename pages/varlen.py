@@ -241,13 +241,13 @@ def styled_checks(view):
 
 def downloads(tab, key: str) -> None:
     """The tab's table and chart (``vv.views``: what ``python -m rnnlab export`` writes too) as downloads."""
-    charts = [tab.chart_view] if tab.chart_view is not None else []
-    rep = ui.downloads.make_report(tab.title, tab.table.caption, [tab.table], charts, list(tab.records))
+    rep = vv.tab_report(tab)  # what `export --view varlen?tab=...` writes too
     ui.downloads.buttons(rep, key=key, label="Download these tables and charts:")
 
 
 # -- the open tab ------------------------------------------------------------------------------------------------------
 with open_tab:
+    answer = st.container()  # the tab's answer first (filled in once the records are read), the evidence below
     sec = Section(open_name)
     values, chosen = controls(sec)
     if not lengths_ok(sec, values):
@@ -265,19 +265,15 @@ with open_tab:
             tab = vv.views("varlen", shown)
             st.header("The checks, per variant", divider="gray")
             view = tab.table
-            config = {c: st.column_config.TextColumn(width=95) for c in view.columns if c.startswith("(")}
-            config |= {"variant": st.column_config.TextColumn(pinned=True),
-                       "what runs": st.column_config.TextColumn(width=250),
-                       vv.ZOFM_COLUMN: st.column_config.TextColumn(
-                           width=85, help="the checks the same Keras layer passes with zero_output_for_mask=True")}
-            st.dataframe(styled_checks(view), hide_index=True, key=sec.prefix + "table", width="stretch",
-                         column_config=config)
+            config = {"what runs": st.column_config.TextColumn(width=150), vv.ZOFM_COLUMN: st.column_config.TextColumn(
+                help="zofm = zero_output_for_mask (see the Glossary): the checks the same Keras layer passes with "
+                     "zero_output_for_mask=True")}
+            ui.frame_table(styled_checks(view), key=sec.prefix + "table", config=config)
             st.caption(view.caption + ".")
-            for line in vv.checks_findings(shown):
-                st.markdown("- " + line)
+            answer.markdown("\n".join("- " + line for line in vv.checks_findings(shown)))
             st.header("Output norms: where the padding is", divider="gray")
             if tab.chart is not None:
-                st.altair_chart(tab.chart, width="content")
+                st.altair_chart(tab.chart, width="stretch")
                 st.caption("White is an output of zero. Right of each red bar the row is padding: TF1 with "
                            "sequence_length writes zeros there, Keras with a mask repeats the last real output "
                            "(the same colour continues), and a variant told no lengths keeps running the cell on "
@@ -296,15 +292,13 @@ with open_tab:
         tab = vv.views("padding", shown)
         st.header("What each padding strategy costs", divider="gray")
         view = tab.table
-        st.dataframe(vv.to_frame(view), hide_index=True, key=sec.prefix + "table", width="stretch",
-                     column_config={"variant": st.column_config.TextColumn(pinned=True),
-                                    "what runs": st.column_config.TextColumn(width=250)})
+        ui.frame_table(vv.to_frame(view), key=sec.prefix + "table", max_lines=2)
         st.caption(view.caption + ".")
-        if tab.chart is not None:
-            st.altair_chart(tab.chart, width="content")
+        if tab.chart is not None:  # three panels side by side: each narrowed to fit the page
+            st.altair_chart(ui.panels_to(tab.chart, 175))
         comparison = vv.seed001_comparison(shown)
         if comparison:
-            st.markdown(comparison)
+            answer.markdown(comparison)
         elif not {"static_fixed", "dynamic_bucket"} <= {r.variant for r in shown}:
             st.caption("Seed 001's comparison needs static_fixed and dynamic_bucket: add them to the variants.")
         downloads(tab, sec.prefix + "report")
@@ -315,17 +309,22 @@ with open_tab:
         st.header("The seed's figures beside the measurements", divider="gray")
         verdict = vv.seed003_verdict(recs) if recs else None
         if verdict is not None:
-            show = {"holds": st.success, "not measured": st.info, "not measurable here": st.info}.get(
-                verdict.status, st.warning)
+            show = {"holds": answer.success, "not measured": answer.info, "not measurable here": answer.info}.get(
+                verdict.status, answer.warning)
             show(verdict.headline, icon=":material/gavel:")
             if not vv.is_seed_config(recs[0].params):
                 st.caption("Not the seed's configuration: **Seed 003's exact configuration** above compares like "
                            "with like (several minutes on a CPU).")
         ui.table(tab.table, key=sec.prefix + "table")
-        left, right = st.columns([4, 5]) if tab.chart is not None else (None, st.container())
+        left, right = st.columns([5, 4]) if tab.chart is not None else (None, st.container())
         if tab.chart is not None:
-            left.altair_chart(tab.chart, width="content")
-        for text in (verdict.paragraphs if verdict is not None else ()):
-            right.markdown(text)
+            left.altair_chart(tab.chart, width="stretch")
+        paragraphs = list(verdict.paragraphs) if verdict is not None else []
+        if paragraphs:  # the seed's figures against the measurements first; the longer why in an expander
+            right.markdown(paragraphs[0])
+        if len(paragraphs) > 1:
+            with right.expander("The measurements, the Claims table and why"):
+                for text in paragraphs[1:]:
+                    st.markdown(text)
         if recs:
             downloads(tab, sec.prefix + "report")

@@ -7,11 +7,14 @@ A page is a short script in ``pages/`` registered in ``ui/nav.py``; it starts wi
   ``ui.store()``;
 - ``ui.UrlSync``: the page's widgets mirrored in the URL (bad values: a warning, then the default);
 - ``ui.jobs.start(plan, watch=...)`` / ``ui.jobs.panel(watch=..., mine=...)``: background runs, progress, Cancel;
-- ``ui.table(view)``, ``ui.downloads.buttons(report, key=...)``, ``ui.page_link(url_path, label, query=...)``,
+- ``ui.table(view)`` / ``ui.frame_table(frame)``: a table whose columns fit the page (``fit_config``), missing
+  values as ``ui.MISSING``; ``ui.comparison_tables(view)``; ``ui.findings_md(lines)``; ``ui.panels_to(chart, px)``;
+- ``ui.downloads.buttons(report, key=...)``, ``ui.page_link(url_path, label, query=...)``,
   ``ui.how_to_get(cli, page=...)``.
 """
 
 from . import downloads, jobs, nav  # noqa: F401
-from .common import (comparison_frame, guard, md_escape, how_to_get, page_link, records, session_imports,  # noqa: F401
-                     store, table)
+from .common import (MISSING, anchor, comparison_frame, comparison_tables, findings_md, fit_config,  # noqa: F401
+                     frame_table, guard, how_to_get, md_escape, page_link, panels_to, records, session_imports, store,
+                     table)
 from .urlsync import UrlSync  # noqa: F401

@@ -1,7 +1,9 @@
 """Download buttons for a Report (the tables and charts a page shows), one per export format.
 
 The bytes are made when the button is clicked (a deferred callable), so a page that offers a PowerPoint or PNGs
-does not render them on every rerun.
+does not render them on every rerun. The PowerPoint is a talk deck of the page's view (``rnnlab.present.deck.talk``:
+the takeaways, per table at most six columns with its charts, the same deck as ``export --format pptx --view``); a
+"Slides" popover beside the buttons chooses the columns, or the full tables.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import streamlit as st
 
 from rnnlab.judge import select
 from rnnlab import exporters
+from rnnlab.present import deck
 from rnnlab.present import report as report_mod
 from rnnlab.exporters.base import slug
 from rnnlab.core.record import Record
@@ -50,6 +53,28 @@ def _render(rep: Report, fmt: str) -> bytes:
     return exporters.render_bytes(rep, fmt)[1]
 
 
+def slides(rep: Report, columns: Sequence[str] = (), full: bool = False) -> Report:
+    """What the PowerPoint button saves: the talk deck of ``rep`` (``columns``: the slides' table columns, empty for
+    each table's defaults), or ``rep`` itself with every column (``full``)."""
+    return rep if full else deck.talk(rep, list(columns) or None)
+
+
+def _render_slides(rep: Report, columns: tuple[str, ...], full: bool) -> bytes:
+    return exporters.render_bytes(slides(rep, columns, full), "pptx")[1]
+
+
+def _slide_options(row, rep: Report, key: str) -> tuple[tuple[str, ...], bool]:
+    """The "Slides" popover: which columns the deck's tables show (at most six), or the full tables."""
+    options = deck.choices(rep)
+    with row.popover("Slides", icon=":material/tune:", help="what the PowerPoint shows"):
+        cols = st.multiselect("table columns", options, key=f"{key}-deck-columns", max_selections=deck.MAX_COLUMNS,
+                              placeholder="default: variant, metric, ratio to the reference",
+                              help=f"at most {deck.MAX_COLUMNS}; empty: each table's own defaults (its name, the "
+                                   "metric and its ratio to the reference, whose interval is in brackets)")
+        full = st.checkbox("every column (the full tables)", key=f"{key}-deck-full")
+    return tuple(c for c in cols if c in options), bool(full)
+
+
 def buttons(rep: Report, *, key: str, formats: Sequence[tuple[str, str]] = FORMATS,
             label: str = "Download") -> None:
     """A row of download buttons; a format the report has nothing for (PNG without charts) is disabled."""
@@ -60,6 +85,9 @@ def buttons(rep: Report, *, key: str, formats: Sequence[tuple[str, str]] = FORMA
         ex = exporters.exporter(fmt)
         empty = (ex.per == "chart" and not rep.charts) or (ex.per == "table" and not rep.tables)
         name, mime = file_name(rep, fmt)
-        row.download_button(text, data=functools.partial(_render, rep, fmt), file_name=name, mime=mime,
+        data = functools.partial(_render, rep, fmt)
+        if fmt == "pptx" and rep.tables:
+            data = functools.partial(_render_slides, rep, *_slide_options(row, rep, key))
+        row.download_button(text, data=data, file_name=name, mime=mime,
                             key=f"{key}-dl-{fmt}", disabled=empty, on_click="ignore", icon=":material/download:",
                             help=f"{ex.description}" if not empty else "no charts to export")

@@ -26,6 +26,7 @@ PAGES: tuple[PageInfo, ...] = (
     PageInfo("migrate", "pages/migrate.py", "Migrate TF1 to Keras", ":material/swap_horiz:"),
     PageInfo("claims", "pages/claims.py", "Claims", ":material/fact_check:"),
     PageInfo("results", "pages/results.py", "Results", ":material/table_view:"),
+    PageInfo("glossary", "pages/glossary.py", "Glossary", ":material/menu_book:"),
 )
 
 

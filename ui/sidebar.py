@@ -17,6 +17,7 @@ from rnnlab.engine import api
 from rnnlab.judge import select
 from rnnlab.core.format import fmt_rate
 
+from . import nav
 from .common import store
 
 
@@ -37,6 +38,10 @@ def _device_line(static: dict, s) -> tuple[str, str | None]:
 def render() -> None:
     static = envinfo.static_env()
     with st.sidebar:
+        if nav.page_file("glossary"):  # the words every page uses: seed, variant names, zofm, roofline
+            st.page_link(nav.page_file("glossary"), label="Words used here", icon=":material/menu_book:",
+                         help="The Glossary: seeds and 'seed 000 §3.1', the variant names, zofm, roofline, ratios "
+                              "and verdicts")
         st.markdown("**This machine**")
         try:
             s = store()

@@ -1,4 +1,10 @@
-"""``python -m rnnlab export --format pptx|csv|md|tex|png|svg|json [--experiment E] --out PATH``."""
+"""``python -m rnnlab export --format pptx|csv|md|tex|png|svg|json [--experiment E | --view PAGE[?QUERY]]
+[--columns A,B,C] [--full] --out PATH``.
+
+``--view`` writes what a page shows for its URL settings (``rnnlab.present.<page>.view``); as ``pptx`` that is a
+talk deck (``rnnlab.present.deck.talk``: a title slide, the takeaways, per table at most six chosen columns with
+its charts). ``--full`` (or ``--experiment``) writes the appendix: every configuration stored, every column.
+"""
 
 from __future__ import annotations
 
@@ -8,27 +14,62 @@ from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 from rnnlab.core.store import Store
 
+# a page -> the experiment (or topic) whose full appendix ``--view PAGE --full`` writes; None: every experiment
+FULL = {"unrolling": "unroll", "varlen": "varlen", "pitfalls": "pitfalls", "migrate": "migrate", "claims": "claims",
+        "overview": None}
+
 
 def setup_arguments(sub) -> None:
     p = sub.add_parser("export", help="export stored results as slides, tables or chart images")
     p.add_argument("--format", required=True, choices=("pptx", "csv", "md", "tex", "png", "svg", "json"))
-    p.add_argument("--experiment")
+    p.add_argument("--experiment", help="every stored configuration of one experiment (or page topic)")
+    p.add_argument("--view", metavar="PAGE[?QUERY]",
+                   help="what a page shows for its URL settings, e.g. 'unrolling?cell=lstm&ref=keras'; as pptx a "
+                        "short talk deck. Pages: unrolling, varlen, pitfalls, migrate, claims, overview")
+    p.add_argument("--columns", metavar="A,B,C",
+                   help="the talk deck's table columns (at most 6; default: variant, metric, its ratio to the "
+                        "reference with its interval)")
+    p.add_argument("--full", action="store_true",
+                   help="with --view: the full appendix of the page's experiment (every configuration and column)")
     p.add_argument("--out", required=True)
     p.add_argument("--no-baseline", action="store_true")
     p.set_defaults(func=main)
 
 
-def run(*, fmt: str, out: str, experiment: str | None = None, include_baseline: bool = True,
-        store: Store | None = None) -> list[Path]:
+def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None = None, columns: str | None = None,
+        full: bool = False, include_baseline: bool = True, store: Store | None = None) -> list[Path]:
     from rnnlab import experiments, exporters
     from rnnlab.judge import select
-    from rnnlab.present import report  # heavy imports only when exporting
+    from rnnlab.present import deck, report  # heavy imports only when exporting
 
+    if view is not None and experiment is not None:
+        raise RnnlabError("--view and --experiment: pass one (--view PAGE --full writes the page's experiment)")
+    if columns is not None and (view is None or full or fmt != "pptx"):
+        raise RnnlabError("--columns chooses a talk deck's columns: use it with --format pptx --view PAGE")
+    if full and view is None:
+        raise RnnlabError("--full goes with --view PAGE (without --view every export is the full appendix)")
+    chosen = deck.parse_columns(columns)
     store = store or Store()
+    if view is not None:
+        page, query = deck.parse_view(view)  # refuse a bad spec before reading anything
+        if full:
+            experiment = FULL[page]
     if experiment is not None and experiment not in experiments.names() and experiment not in report.TOPICS:
         raise RnnlabError(f"unknown experiment or page {clip(repr(experiment))}; known: "
                           f"{', '.join(dict.fromkeys([*experiments.names(), *report.TOPICS]))}")
     recs = select.combined(store) if include_baseline else store.records()
+    if view is not None and not full:
+        from rnnlab.engine import api
+
+        device = query.get("device", "auto")
+        try:
+            env = api.known_env(store, device)
+        except RnnlabError:
+            env = None
+        rep = deck.page_view(view, recs, env=env)
+        if fmt == "pptx":
+            rep = deck.talk(rep, chosen)
+        return exporters.export(rep, fmt, out)
     # an experiment's export is its page's report: every experiment that page shows (varlen, padding and seed003
     # share one page); the Claims page ("claims") reads every experiment's records, knobs|precision|training their own
     topic = report.TOPICS.get(experiment)
@@ -40,7 +81,8 @@ def run(*, fmt: str, out: str, experiment: str | None = None, include_baseline: 
 
 
 def main(args) -> int:
-    paths = run(fmt=args.format, out=args.out, experiment=args.experiment, include_baseline=not args.no_baseline)
+    paths = run(fmt=args.format, out=args.out, experiment=args.experiment, view=args.view, columns=args.columns,
+                full=args.full, include_baseline=not args.no_baseline)
     for p in paths:
         print(p)
     return 0

@@ -27,15 +27,17 @@ METRICS: dict[str, tuple[str, str]] = {
     "roofline_frac": ("of matmul peak", "pct"),
 }
 
+MISSING = "–"  # a value not measured, not applicable or unknown: every table, sentence and export writes this
+
 
 def label(metric: str) -> str:
     return METRICS.get(metric, (metric.replace("_", " "), "g"))[0]
 
 
 def fmt_value(value: Any, kind: str = "g") -> str:
-    """One number as text. ``None`` (not measured) is an en dash, never zero."""
+    """One number as text. ``None`` (not measured) is :data:`MISSING`, never zero."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
+        return MISSING
     if isinstance(value, bool):
         return "yes" if value else "no"
     if not isinstance(value, (int, float)):
@@ -74,7 +76,7 @@ def fmt_metric(metric: str, value: Any) -> str:
 def fmt_ratio(r: float | None) -> str:
     """``1.53`` -> ``"1.53x"``; missing -> en dash."""
     if r is None or not math.isfinite(r):
-        return "–"
+        return MISSING
     return f"{r:.2f}x" if r < 10 else f"{r:.1f}x" if r < 100 else f"{r:,.0f}x"
 
 
@@ -82,14 +84,14 @@ def fmt_diff(value: float | None) -> str:
     """A max |difference| in a sentence: three significant digits from 0.001 up (0.599, 1.32), scientific below
     (2.7e-07); missing -> en dash."""
     if value is None or not math.isfinite(value):
-        return "–"
+        return MISSING
     return fmt_value(value) if abs(value) >= 1e-3 else fmt_value(value, "sci")
 
 
 def fmt_percent(share: float | None) -> str:
     """A share as a whole percentage, as sentences say it: ``0.197`` -> ``"20%"``; missing -> en dash."""
     if share is None or not math.isfinite(share):
-        return "–"
+        return MISSING
     return f"{share * 100:.0f}%"
 
 
@@ -141,7 +143,7 @@ def fmt_span(iv, *, invert: bool = False) -> str:
 def fmt_ratio_cell(iv) -> str:
     """A ratio as every table writes it: "0.63x (0.60–0.66)"; "0.63x" without a known spread; "–" without a ratio."""
     if iv is None:
-        return "–"
+        return MISSING
     return fmt_ratio(iv.mid) + (f" ({fmt_span(iv)})" if iv.known else "")
 
 

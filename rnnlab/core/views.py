@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-__all__ = ["TableView", "ChartView", "Report", "to_frame"]
+__all__ = ["TableView", "ChartView", "Report", "to_frame", "without_bounds"]
 
 
 def _str_map(value) -> dict[str, str]:
@@ -72,11 +72,22 @@ class Report:
     tables: tuple[TableView, ...]
     charts: tuple[ChartView, ...]
     provenance: Mapping[str, str]
+    takeaways: tuple[str, ...] = ()  # the findings' sentences, with their intervals: a talk's takeaway slide
+    # A talk deck (``rnnlab.present.deck.talk``): ``pairs[i]`` are the indices into ``charts`` shown beside or after
+    # ``tables[i]``; empty: the appendix layout (every table, then every chart).
+    pairs: tuple[tuple[int, ...], ...] = ()
+    takeaway_note: str = ""  # what every takeaway shares, said once ("On the bundled results' CPU (...)")
 
     def __post_init__(self):
         object.__setattr__(self, "tables", tuple(self.tables))
         object.__setattr__(self, "charts", tuple(self.charts))
         object.__setattr__(self, "provenance", _str_map(self.provenance))
+        object.__setattr__(self, "takeaways", tuple(str(t) for t in self.takeaways if str(t).strip()))
+        pairs = tuple(tuple(int(i) for i in p) for p in self.pairs)
+        if pairs and (len(pairs) != len(self.tables)
+                      or any(not 0 <= i < len(self.charts) for p in pairs for i in p)):
+            raise ValueError(f"Report {self.title!r}: pairs must hold one tuple of chart indices per table")
+        object.__setattr__(self, "pairs", pairs)
 
 
 def to_frame(table: TableView):

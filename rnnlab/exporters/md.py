@@ -1,4 +1,5 @@
-"""Markdown: one file, every table as a pipe table (numbers right-aligned), then the provenance.
+"""Markdown: one file, the takeaways (when the report has them), every table as a pipe table (numbers right-aligned),
+then the provenance.
 
 ``render_tables(tables)`` gives the same tables without the report around them (``python -m rnnlab results --format
 md`` prints it).
@@ -43,6 +44,9 @@ class MarkdownExporter(Exporter):
         out = [f"<!-- rnnlab export (schema {SCHEMA}): markdown -->", f"# {report.title}", ""]
         if report.subtitle:
             out += [report.subtitle, ""]
+        if report.takeaways:
+            out += ["## Takeaways", ""] + ([report.takeaway_note + ":", ""] if report.takeaway_note else []) \
+                + [f"- {' '.join(t.split())}" for t in report.takeaways] + [""]
         for table in map(without_bounds, report.tables):
             out += table_lines(table)
             extra = own(report, table)

@@ -1,4 +1,10 @@
-"""PowerPoint, 16:9: a title slide, one native (editable) table per table slide, one picture per chart slide.
+"""PowerPoint, 16:9: a title slide, the takeaways, one native (editable) table per table slide, one picture per chart
+slide.
+
+Two layouts. The appendix (a report without ``pairs``): every table, then every chart. A talk (``pairs`` set, as
+``rnnlab.present.deck.talk`` makes it): per table its slide, with its first chart beside it when the table fits in
+half the width on one slide at 12 pt or more, then its other charts. A report with ``takeaways`` gets one slide of
+them after the title (bullets at the largest of 20..14 pt that fits; continued when even 14 pt does not).
 
 - Tables hold exactly the formatted strings of ``TableView.rows`` under ``columns``; numbers are right-aligned.
   The font is the largest of 14..9 pt (normal, then narrow cell margins) at which every column gets its longest
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import struct
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -44,6 +51,8 @@ HEADROOM = 1.08  # renderers draw rows a little taller than the estimate
 MAX_COL = 0.45 * BODY_W
 MAX_UPSCALE = 2.0  # charts: the PNG has 2x pixels, so up to 2x its CSS size stays sharp
 CHART_SIZE = (680, 300)  # CSS px for a single view that sets no size: slide-shaped, and its fonts stay readable
+BESIDE, GUTTER = 0.5, 0.3  # a talk's table takes at most this share of the width when its chart sits beside it
+TAKEAWAY_FONTS = (20, 18, 16, 14)
 
 _DARK, _GREY, _LIGHT = (0x1F, 0x2A, 0x44), (0x59, 0x59, 0x59), (0x8C, 0x8C, 0x8C)
 
@@ -97,6 +106,7 @@ class TablePlan:
     header_h: float
     row_h: tuple[float, ...]  # per data row, inches
     pages: tuple[tuple[int, int], ...]  # [start, stop) row ranges, one per slide
+    fits: bool = True  # every column got its unbreakable width (False: squeezed, numbers may wrap)
 
     @property
     def width(self) -> float:
@@ -143,7 +153,9 @@ def plan_table(table: TableView, body_h: float, body_w: float = BODY_W) -> Table
         return need, True
 
     options = [(pt, pad) for pt in FONTS for pad in (PAD_X, PAD_X / 2)]
-    fitting = [o for o in options if widths_at(*o)[1]] or [options[-1]]
+    fitting = [o for o in options if widths_at(*o)[1]]
+    fits = bool(fitting)
+    fitting = fitting or [options[-1]]
     width_font = fitting[0][0]
     best, tried = None, set()
     for pt, pad in fitting:
@@ -156,7 +168,7 @@ def plan_table(table: TableView, body_h: float, body_w: float = BODY_W) -> Table
         row_h = [_row_height(max([line_count(r[j], widths[j] - pad, pt) for j in cols] or [1]), pt)
                  for r in table.rows]
         pages = paginate(row_h, max(body_h - header_h, max(row_h or [0.0])))
-        plan = TablePlan(pt, pad, tuple(widths), header_h, tuple(row_h), tuple(pages))
+        plan = TablePlan(pt, pad, tuple(widths), header_h, tuple(row_h), tuple(pages), fits)
         if best is None or len(plan.pages) < len(best.pages):
             best = plan
     return best
@@ -196,16 +208,16 @@ def paginate(heights: list[float], capacity: float) -> list[tuple[int, int]]:
 
 # ---------------------------------------------------------------------------------------------------- the deck
 
-def _slide_sized(chart: ChartView) -> ChartView:
+def _slide_sized(chart: ChartView, size: tuple[int, int] = CHART_SIZE) -> ChartView:
     """A single or layered view without its own size gets a slide-shaped one (Altair's default is 300 x 300,
     or a band per category, which leaves a narrow strip in the middle of a 16:9 slide). The app stretches charts
     to its container, so this is closer to what the screen shows. Explicit sizes, facets and concats are kept."""
     spec = dict(chart.spec)
     if not any(k in spec for k in ("mark", "layer")) or any(k in spec for k in ("facet", "repeat")):
         return chart
-    for key, size in zip(("width", "height"), CHART_SIZE):
+    for key, px in zip(("width", "height"), size):
         if spec.get(key, "container") == "container":  # "container" means nothing outside a browser
-            spec[key] = size
+            spec[key] = px
     return replace(chart, spec=spec)
 
 
@@ -222,7 +234,8 @@ class PptxExporter(Exporter):
     name = "pptx"
     suffix = ".pptx"
     mime = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
-    description = "PowerPoint 16:9: title slide, native tables (continued over slides), charts, provenance footers"
+    description = ("PowerPoint 16:9: title slide, takeaways, native tables (continued over slides), charts, "
+                   "provenance footers")
 
     def render(self, report: Report) -> list[Artifact]:
         from pptx import Presentation
@@ -233,9 +246,24 @@ class PptxExporter(Exporter):
         self._properties(deck, report)
         slides: list = []  # (slide, provenance) so footers can say "k / N"
         slides.append((self._title_slide(deck, report), dict(report.provenance)))
-        for table in map(without_bounds, report.tables):
-            slides += [(s, merged(report, table)) for s in self._table_slides(deck, table)]
-        for chart in report.charts:
+        slides += [(s, dict(report.provenance)) for s in self._takeaway_slides(deck, report)]
+        if report.pairs:  # a talk: each table with its charts, the first beside it when there is room
+            for table, idx in zip(map(without_bounds, report.tables), report.pairs):
+                charts = [report.charts[i] for i in idx]
+                beside = self._beside_slide(deck, table, charts[0]) if charts else None
+                if beside is not None:
+                    slides.append((beside, merged(report, table)))
+                    charts = charts[1:]
+                else:
+                    slides += [(s, merged(report, table)) for s in self._table_slides(deck, table)]
+                slides += [(self._chart_slide(deck, c), merged(report, c)) for c in charts]
+            paired = {i for idx in report.pairs for i in idx}
+            rest = [c for i, c in enumerate(report.charts) if i not in paired]
+        else:  # the appendix: every table, then every chart
+            for table in map(without_bounds, report.tables):
+                slides += [(s, merged(report, table)) for s in self._table_slides(deck, table)]
+            rest = list(report.charts)
+        for chart in rest:
             slides.append((self._chart_slide(deck, chart), merged(report, chart)))
         for k, (slide, prov) in enumerate(slides, 1):
             self._footer(slide, prov, k, len(slides))
@@ -293,18 +321,65 @@ class PptxExporter(Exporter):
         return slides
 
     def _chart_slide(self, deck, chart: ChartView):
-        from pptx.util import Inches
-
         slide = _blank(deck)
         body_top = self._heading(slide, chart.title, chart.caption)
-        png = chart_png(_slide_sized(chart), scale=2)
-        px_w, px_h = _png_size(png)
-        natural_w, natural_h = px_w / 2 / 96, px_h / 2 / 96  # CSS pixels at 96 per inch
+        _picture(slide, chart, SLIDE_MARGIN, body_top, BODY_W, BODY_BOTTOM - body_top)
+        return slide
+
+    def _takeaway_slides(self, deck, report: Report) -> list:
+        """The takeaways as bullets at the largest font that fits one slide (continued over slides at 14 pt)."""
+        if not report.takeaways:
+            return []
+        caption = ((report.takeaway_note + ": what" if report.takeaway_note else "What") +
+                   " these numbers say; where a ratio has an interval, it is in brackets")
+        top = self._body_top(caption)
+        width, room = BODY_W - 0.6, BODY_BOTTOM - top
+
+        def height(items, pt):
+            return sum(line_count(t, width, pt) * pt * LINE / 72 + pt * 0.6 / 72 for t in items) + 0.1
+
+        items = [_keep_numbers_whole(t) for t in report.takeaways]
+        pt = next((pt for pt in TAKEAWAY_FONTS if height(items, pt) <= room), None)
+        chunks = [items]
+        if pt is None:  # too many words for one slide even at the smallest size: continue
+            pt, chunks, current = TAKEAWAY_FONTS[-1], [], []
+            for t in items:
+                if current and height(current + [t], pt) > room:
+                    chunks.append(current)
+                    current = []
+                current.append(t)
+            chunks.append(current)
+        slides = []
+        for k, chunk in enumerate(chunks):
+            slide = _blank(deck)
+            self._heading(slide, "Takeaways" + (" (cont.)" if k else ""), caption)
+            box = _text(slide, SLIDE_MARGIN + 0.2, top, width + 0.2, room, "\n".join(f"•  {t}" for t in chunk), pt)
+            for para in box.text_frame.paragraphs:
+                para.space_after = _pt(pt * 0.6)
+            slides.append(slide)
+        return slides
+
+    def _beside_slide(self, deck, table: TableView, chart: ChartView):
+        """One slide: the table on the left, its chart on the right; None when the table needs more than half the
+        width, more than one slide, or a small font (it then gets its own slides and the chart follows)."""
+        n = len(table.rows)
+        body_top = self._body_top(table.caption)
         body_h = BODY_BOTTOM - body_top
-        fit = min(BODY_W / natural_w, body_h / natural_h, MAX_UPSCALE)
-        w, h = natural_w * fit, natural_h * fit
-        slide.shapes.add_picture(io.BytesIO(png), Inches(SLIDE_MARGIN + (BODY_W - w) / 2), Inches(body_top), Inches(w),
-                                 Inches(h))
+        plan = plan_table(table, body_h, BESIDE * BODY_W)
+        if not plan.fits or len(plan.pages) > 1 or plan.font < ROW_FONT_MIN or not n:
+            return None
+        slide = _blank(deck)
+        self._heading(slide, table.title, table.caption)
+        numeric = numeric_columns(table)
+        self._table(slide, table, plan, 0, n, numeric, body_top, left=SLIDE_MARGIN)
+        x = SLIDE_MARGIN + plan.width + GUTTER
+        w = SLIDE_W - SLIDE_MARGIN - x
+        label_h = line_count(chart.title, w - 0.2, CAPTION_PT, True) * CAPTION_PT * LINE / 72 + 0.1
+        _text(slide, x, body_top, w, label_h, chart.title, CAPTION_PT, bold=True, color=_GREY)
+        _picture(slide, chart, x, body_top + label_h, w, body_h - label_h,
+                 size=(max(360, int(w / BODY_W * CHART_SIZE[0])), CHART_SIZE[1]))
+        if chart.caption and chart.caption != table.caption:
+            slide.notes_slide.notes_text_frame.text = f"{chart.title}: {chart.caption}"
         return slide
 
     # -- pieces
@@ -326,13 +401,14 @@ class PptxExporter(Exporter):
         return self._body_top(caption)
 
     @staticmethod
-    def _table(slide, table: TableView, plan: TablePlan, start: int, stop: int, numeric: list[bool], top: float):
+    def _table(slide, table: TableView, plan: TablePlan, start: int, stop: int, numeric: list[bool], top: float,
+               left: float | None = None):
         from pptx.enum.text import MSO_ANCHOR, PP_ALIGN
         from pptx.util import Inches, Pt
 
         rows = table.rows[start:stop]
         heights = (plan.header_h,) + plan.row_h[start:stop]
-        left = SLIDE_MARGIN + (BODY_W - plan.width) / 2
+        left = SLIDE_MARGIN + (BODY_W - plan.width) / 2 if left is None else left
         shape = slide.shapes.add_table(len(rows) + 1, len(table.columns), Inches(left), Inches(top),
                                        Inches(plan.width), Inches(sum(heights)))
         grid = shape.table
@@ -374,6 +450,35 @@ class PptxExporter(Exporter):
             props.created = props.modified = when
         except ValueError:
             pass
+
+
+def _picture(slide, chart: ChartView, left: float, top: float, width: float, height: float, *,
+             size: tuple[int, int] = CHART_SIZE):
+    """The chart as a PNG, fitted into the box (not enlarged past ``MAX_UPSCALE``), centred across it."""
+    from pptx.util import Inches
+
+    png = chart_png(_slide_sized(chart, size), scale=2)
+    px_w, px_h = _png_size(png)
+    natural_w, natural_h = px_w / 2 / 96, px_h / 2 / 96  # CSS pixels at 96 per inch
+    fit = min(width / natural_w, height / natural_h, MAX_UPSCALE)
+    w, h = natural_w * fit, natural_h * fit
+    slide.shapes.add_picture(io.BytesIO(png), Inches(left + (width - w) / 2), Inches(top), Inches(w), Inches(h))
+
+
+def _pt(points: float):
+    from pptx.util import Pt
+
+    return Pt(points)
+
+
+_RANGE = re.compile(r"(?<=\d)([–-])(?=\d)")
+WORD_JOINER = "\u2060"  # zero width, no line break on either side
+
+
+def _keep_numbers_whole(text: str) -> str:
+    """A sentence whose intervals ("(1.17–1.43x)") cannot break at their dash: a renderer may break after an en
+    dash, which would split a number range over two lines."""
+    return _RANGE.sub(lambda m: WORD_JOINER + m.group(1) + WORD_JOINER, text)
 
 
 def _blank(deck):

@@ -963,3 +963,56 @@ def preset_runs(records: Sequence[Record], name: str, env: Mapping[str, Any] | N
 def run_device(env: Mapping[str, Any] | None) -> str:
     """The device a run here would measure on, in words."""
     return (env or {}).get("device") or ("GPU if TensorFlow sees one, else CPU" if envinfo.gpu_hint() else "CPU")
+
+
+def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> Report:
+    """The claims table as the page shows it for its URL filters (``seeds``, ``status``; the page's other settings
+    are accepted and do not change it), with the verdict counts as a takeaway: ``python -m rnnlab export --view
+    claims?status=holds``. Bad settings raise ``RnnlabError``."""
+    from rnnlab.present.deck import known, refused
+
+    known(query, (*REC_NAMES, "variants", *SETTING_DEFAULTS), "claims")
+    settings, problems = parse_settings({k: v for k, v in query.items() if k in SETTING_DEFAULTS})
+    if problems:
+        raise refused("claims", problems[0])
+    results = evaluate(records)
+    shown = select(results, seeds=settings["seeds"], statuses=settings["status"])
+    if not shown:
+        raise RnnlabError("--view claims: no claim matches these filters")
+    return claims_report(shown, results, records)
+
+
+def claims_report(shown: Sequence[Result], results: Sequence[Result], records: Sequence[Record]) -> Report:
+    """The claims table of ``shown`` (of ``results``) with the verdict counts as the takeaway: the page's download
+    and :func:`view`."""
+    from rnnlab.present.report import page_report
+
+    table = claims_view(shown, records=records)
+    said = [f"{len(shown)} of {len(results)} claims: " + ", ".join(f"{k} {n}" for k, n in counts(shown).items() if n)
+            + "."]
+    rep = page_report("rnnlab: the seeds' claims", table.caption, records, [table])
+    return Report(rep.title, rep.subtitle, rep.tables, rep.charts, rep.provenance, takeaways=tuple(said))
+
+
+# a status as a count says it: (one, several)
+_COUNTED = {"holds": ("holds", "hold"), "does not hold": ("does not hold", "do not hold"),
+            "depends": ("depends on the configuration", "depend on the configuration"),
+            "too noisy to call": ("is too noisy to call", "are too noisy to call"),
+            "not measured": ("is not measured yet", "are not measured yet"),
+            "not measurable here": ("is not measurable here", "are not measurable here")}
+
+
+def answer(results: Sequence[Result], records: Sequence[Record]) -> str:
+    """The page's answer first, in two or three sentences: how many of the seeds' claims hold, on whose records,
+    and one that does not hold (the surprise), in the seed's words."""
+    if not records:
+        return ""
+    n = counts(results)
+    parts = [f"**{n[s]} {_COUNTED[s][n[s] != 1]}**" for s in STATUSES if n[s]]
+    said = (f"Of the {len(results)} checkable claims in the seeds, " + ", ".join(parts[:-1])
+            + (" and " if len(parts) > 1 else "") + parts[-1] + f", judged on {len(records)} records: "
+            f"{source_note(records)}.")
+    wrong = next((c for c, v in results if v.status == "does not hold"), None)
+    if wrong is not None:
+        said += f" For one, {seed_label(wrong)} says “{fmt.clip(wrong.text, 140)}”: the records say otherwise."
+    return said

@@ -144,7 +144,7 @@ def mapping_table(checks: Mapping[str, Live], params: Mapping[str, Any] | None =
             recs.append(rec)
         live_text = verdict(rec, exact=lv.exact if lv else True) if r.check else "no live check"
         traps = "\n".join(f"• {t}" for t in r.traps)
-        none = "\n".join(f"• {t}" for t in r.no_equivalent) or "–"
+        none = "\n".join(f"• {t}" for t in r.no_equivalent) or fmt.MISSING
         rows.append((r.tf1, r.keras3_code, traps, none, live_text))
         raw.append((r.tf1, r.keras3_code, list(r.traps), list(r.no_equivalent),
                     None if rec is None or not rec.ok else bool(rec.metrics.get("passed"))))
@@ -683,3 +683,61 @@ def report(records: Sequence[Record]) -> Report:
     return page_report("rnnlab: migrating TF1 RNN cells to Keras 3",
                        f"migrate on {prov['machine']} ({prov['device']}), TensorFlow {prov['tf']}; {prov['source']}; "
                        f"exported {utc_now()}", recs, tables(recs))
+
+
+def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> Report:
+    """What the page shows for its URL settings (``preset``, ``cell``, ``layers``; the chosen row and the cuDNN
+    questions do not change the mapping) as a Report: the mapping with its live checks, the checks' headlines as
+    takeaways. ``python -m rnnlab export --view migrate?...``; bad settings raise ``RnnlabError``."""
+    from rnnlab.core import urlstate
+    from rnnlab.present.deck import known, refused
+
+    known(query, ("cell", "layers", "preset", "variants", *CUDNN_OPTIONS), "migrate")
+    d = urlstate.decode(query, experiment=EXP, names=["cell", "layers"], defaults={"cell": "lstm", "layers": 2},
+                        default_variants=list(ROWS)[:1], extra_keys=["preset", *CUDNN_OPTIONS],
+                        allowed_variants=list(ROWS))
+    bad = [f"{k}={v!r} is not one of {', '.join(opts)}"
+           for k, opts in {"preset": PRESETS, **CUDNN_OPTIONS}.items() if (v := d.extra.get(k, opts[0])) not in opts]
+    if d.problems or bad:
+        raise refused("migrate", d.problems[0] if d.problems else bad[0])
+    params = preset_params(d.extra.get("preset", "quick"), d.values["cell"], d.values["layers"])
+    recs = [r for r in records if r.experiment == EXP]
+    checks, _, _ = selection(recs, params, env)
+    return mapping_report(checks, params)
+
+
+def mapping_report(checks: Mapping[str, Live], params: Mapping[str, Any]) -> Report:
+    """The mapping with its live checks, each check's headline a takeaway: the page's download and :func:`view`."""
+    from rnnlab.present.report import page_report
+
+    table = mapping_table(checks, params)
+    used = [lv.record for lv in checks.values() if lv.record is not None]
+    said = [f"{r.tf1.split('(')[0]}: {check_headline(checks[r.variant].record, exact=checks[r.variant].exact)}."
+            for r in mapping.ROWS if r.variant in checks and checks[r.variant].record is not None
+            and checks[r.variant].record.ok]
+    rep = page_report("rnnlab: TF1 to Keras 3 mapping", table.caption, used, [table])
+    return Report(rep.title, rep.subtitle, rep.tables, rep.charts, rep.provenance, takeaways=tuple(said))
+
+
+def answer(checks: Mapping[str, Any], demo: Record | None, s004: Record | None) -> str:
+    """The page's answer first, in two or three sentences from the records: how many TF1 constructs matched their
+    Keras 3 replacement live (and on whose machine), whether the converter round trip passed, and what seed 004's
+    construct does; "" when nothing is stored."""
+    recs = [lv.record for lv in checks.values() if lv.record is not None and lv.record.ok]
+    said = []
+    if recs:
+        n_pass = sum(bool(r.metrics.get("passed")) for r in recs)
+        left = len(checks) - len(recs)
+        said.append(f"Checked live {where(recs)}: **{n_pass} of {len(recs)}** TF1 constructs give the same outputs "
+                    f"and final states as their Keras 3 replacement (within {ATOL:g})"
+                    + (f"; {left} not run yet at these sizes." if left else "."))
+    if demo is not None and demo.ok:
+        ok = bool(demo.metrics.get("passed"))
+        said.append(f"A TF1 checkpoint converted to a .keras file {'matches' if ok else 'does NOT match'} its TF1 "
+                    f"graph (max abs diff {demo.metrics.get('max_abs_diff', float('nan')):.1e}).")
+    if s004 is not None and s004.ok and (s004.details or {}).get("correction"):
+        sentences = s004.details["correction"].split(". ")  # "Seed 004 wraps ...", "It is not: ...", ...
+        why = sentences[1] if len(sentences) > 1 else sentences[0]
+        said.append(f"Seed 004's \"cuDNN-based\" construct is not what it says: "
+                    f"{why.removeprefix('It is not: ').rstrip('.')}.")
+    return " ".join(said)

@@ -61,3 +61,46 @@ def experiment_rows(records: Sequence[Record], pages: dict[str, str]) -> list[di
     return [{"experiment": e.name, "what it answers": e.title, "stored records": counts.get(e.name, 0),
              "page": pages.get(e.page or "", ""), "measure with": _quick(e.name)}
             for e in experiments.all_experiments()]
+
+
+def view(records: Sequence[Record], query, env=None):
+    """The Overview as a Report: every finding's sentence as the takeaways, and the table of experiments (stored
+    records per experiment, the command that measures it): ``python -m rnnlab export --view overview``."""
+    from rnnlab.core.views import Report, TableView
+    from rnnlab.present.deck import known
+    from rnnlab.present.report import page_report
+
+    known(query, (), "overview")
+    found = cards(records).found
+    rows = experiment_rows(records, {})
+    cols = ("experiment", "what it answers", "stored records", "measure with")
+    table = TableView(title="The experiments", caption="stored records here and bundled; the command measures the "
+                      "experiment's quick preset", columns=cols,
+                      rows=tuple(tuple(str(r[c]) for c in cols) for r in rows),
+                      raw=tuple(tuple(r[c] for c in cols) for r in rows))
+    said = tuple(f.headline for _, fs in found for f in fs)
+    rep = page_report(TITLE, "the findings, each from the configuration the headline rule picks", list(records),
+                      [table])
+    return Report(rep.title, rep.subtitle, rep.tables, rep.charts, rep.provenance, takeaways=said)
+
+
+def _opener(line: str) -> str | None:
+    """"On <machine>" of a sentence that opens with it (``select.where``): up to the first ", " outside brackets."""
+    if not line.startswith("On "):
+        return None
+    depth = 0
+    for i, ch in enumerate(line):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and line.startswith(", ", i):
+            return line[:i]
+    return None
+
+
+def shared_opening(lines: Sequence[str]) -> tuple[str, list[str]]:
+    """When every sentence opens with the same "On <machine>," (``select.where``), that opener once and the
+    sentences without it (a list of findings reads without the repeated provenance); else ("", the lines)."""
+    heads = {_opener(x) for x in lines}
+    if len(lines) < 2 or len(heads) != 1 or None in heads:
+        return "", list(lines)
+    head = heads.pop()
+    return head, [x[len(head) + 2:] for x in lines]

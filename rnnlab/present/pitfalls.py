@@ -164,7 +164,7 @@ _INT = {"distinct_vars_wrong", "distinct_vars_right", "distinct_kernels_wrong", 
 
 def _num(metric: str | None, value: Any) -> str:
     if metric is None or value is None:
-        return "–"
+        return fmt.MISSING
     return fmt.fmt_value(value, "int" if metric in _INT else "sci")
 
 
@@ -190,7 +190,7 @@ def facts(rec: Record) -> TableView | None:
 
 
 def _yes_no(v: Any) -> str:
-    return "–" if v is None else "yes" if v else "no"
+    return fmt.MISSING if v is None else "yes" if v else "no"
 
 
 def _err_cell(c: Mapping[str, Any]) -> str:
@@ -297,7 +297,7 @@ def summary(shown: Mapping[str, Record], params: Mapping[str, Any]) -> TableView
     for v in PITFALLS:
         r = shown.get(v)
         if r is None:
-            rows.append((title(v), "not run yet", "–", "", ""))
+            rows.append((title(v), "not run yet", fmt.MISSING, "", ""))
             raw.append((v, None, None, None, None))
             continue
         o = outcome(r)
@@ -309,7 +309,7 @@ def summary(shown: Mapping[str, Record], params: Mapping[str, Any]) -> TableView
             what = f"fails {_STAGE.get((r.details or {}).get('stage') or '', '')}".rstrip()
         err = f"{o.error_type}: {error_summary(o.error)}" if o.error_type else (r.error or "")
         line = fmt.fmt_value(o.error_lineno, "int") if o.error_lineno else ""
-        check = "–" if o.check_passed is None else "pass" if o.check_passed else "FAIL"
+        check = fmt.MISSING if o.check_passed is None else "pass" if o.check_passed else "FAIL"
         rows.append((title(v), what, check, line, err))
         raw.append((v, o.builds, o.check_passed, o.error_lineno, err))
     recs = [r for r in shown.values() if r is not None]
@@ -404,3 +404,41 @@ def report(records: Sequence[Record]) -> Report:
     return page_report("rnnlab: multi-layer and shape pitfalls, run live",
                        f"pitfalls on {prov['machine']} ({prov['device']}), TensorFlow {prov['tf']}; {prov['source']}; "
                        f"exported {utc_now()}", recs, tables(recs))
+
+
+def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> Report:
+    """What the page shows for its URL settings (``cell``, ``preset``, ``variants``: the chosen pitfall) as a Report:
+    the pitfall's measured facts and sub-cases, its family's matrix, the summary of every pitfall at these sizes; its
+    outcome as the takeaways. ``python -m rnnlab export --view pitfalls?...``; bad settings raise ``RnnlabError``."""
+    from rnnlab.core import urlstate
+    from rnnlab.present.deck import known, refused
+    from rnnlab.present.report import page_report
+
+    known(query, ("cell", "preset", "variants"), "pitfalls")
+    d = urlstate.decode(query, experiment=EXP, names=["cell"], defaults={"cell": "rnn"},
+                        default_variants=VARIANTS[:1], extra_keys=["preset"], allowed_variants=VARIANTS)
+    preset = d.extra.get("preset", "quick")
+    if d.problems or preset not in PRESETS:
+        raise refused("pitfalls", d.problems[0] if d.problems else
+                      f"preset={preset!r} is not one of {', '.join(PRESETS)}")
+    pitfall, params = d.variants[0], preset_params(preset, d.values["cell"])
+    recs = [r for r in records if r.experiment == EXP]
+    sel = choose(recs, params, env)
+    rec = sel.shown.get(pitfall)
+    said, out = [], []
+    if rec is not None:
+        o = outcome(rec)
+        said.append(f"{title(pitfall)}: {o.headline}")
+        if o.check_passed is not None:
+            said.append(f"Check of the right code: {'passed' if o.check_passed else 'failed'}: {o.check}.")
+        out += [t for t in (facts(rec), cases(rec)) if t is not None]
+    fam = family(pitfall)
+    matrix = sharing_matrix(family_records(recs, params, fam, env)[0], fam) if fam else None
+    out += [matrix] if matrix is not None else []
+    out.append(summary(sel.shown, params))
+    if not sel.shown:
+        raise RnnlabError(f"nothing stored for pitfalls at {sizes_note(params)}; measure it with "
+                          f"{cli_command(preset, d.values['cell'], VARIANTS)}")
+    shown = list(sel.shown.values())
+    rep = page_report(f"rnnlab: {title(pitfall)}", f"{sizes_note(params)}; {source_note(shown)}", shown, out)
+    return Report(rep.title, rep.subtitle, rep.tables, rep.charts, rep.provenance, takeaways=tuple(said))

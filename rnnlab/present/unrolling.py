@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 from rnnlab import experiments
 from rnnlab.core import envinfo
 from rnnlab.core.errors import RnnlabError
-from rnnlab.core.format import fmt_params
+from rnnlab.core.format import clip, fmt_params
 from rnnlab.core.record import Record, utc_now
 from rnnlab.core.views import ChartView, Report, TableView
 from rnnlab.engine import api
@@ -193,6 +193,72 @@ def page_report(sel: Selection, table: TableView, charts_made: Sequence[ChartVie
     """The page's download: its table, charts and sweep charts, with the records' provenance."""
     return _report.page_report(f"rnnlab {table.title}", table.caption, list(sel.shown) + list(sel.sweep), (table,),
                                tuple(charts_made) + tuple(sweeps_made))
+
+
+# -- the page's view, for the page and for ``export --view unrolling?...`` ------------------------------------------
+URL_KEYS = (*UNROLL_CONTROLS, "variants", "ref")  # the page's settings in its URL (ui.UrlSync + "ref")
+
+
+@dataclass(frozen=True)
+class PageView:
+    """Everything the page shows below its Run buttons for one set of settings: one function builds it for the page
+    and for the talk deck (:func:`view`), so the deck's cells are the page's."""
+    sel: Selection
+    ref: str  # the reference of the ratios, one of the shown variants (or the asked one when nothing is shown)
+    table: TableView | None  # the comparison (None: nothing stored)
+    said: tuple[str, ...]  # the findings' sentences for this configuration and its sweep
+    charts: tuple[tuple[Any, ChartView], ...]  # (Altair chart, ChartView) per chart, titled as in CHART_ROWS
+    sweeps: tuple[tuple[str, Any, ChartView], ...]  # (tab name, Altair chart, ChartView) per swept metric
+    report: Report | None  # the download: table, charts, sweep charts and the findings as takeaways
+
+
+def reference_for(ref: str | None, variants: Sequence[str]) -> str:
+    """The reference the page uses: ``ref`` when it is among ``variants``, else tf1_dynamic, else the first."""
+    if ref in variants:
+        return str(ref)
+    return REFERENCE if REFERENCE in variants or not variants else variants[0]
+
+
+def page_view(records: Sequence[Record], plan: api.Plan, env: Mapping[str, Any] | None, ref: str | None
+              ) -> PageView:
+    """The page's comparison, findings, charts and download for ``plan``'s configuration and variants."""
+    sel = selection(records, plan, env)
+    shown = list(sel.shown)
+    ref = reference_for(ref, [r.variant for r in shown] or list(plan.variants))
+    sweeps = tuple(sweep_views(sel.sweep, sel.point))
+    if not shown:
+        return PageView(sel, ref, None, (), (), sweeps, None)
+    table = comparison(shown, reference=ref, point=sel.point)
+    said = tuple(findings_text(shown, sel.sweep))
+    made = tuple(chart_views(shown, sel.point))
+    rep = page_report(sel, table, [cv for _, cv in made], [cv for _, _, cv in sweeps])
+    rep = dataclasses.replace(rep, takeaways=said, pairs=(tuple(range(len(rep.charts))),))
+    return PageView(sel, ref, table, said, made, sweeps, rep)
+
+
+def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> Report:
+    """What the page shows for the URL settings ``query`` (as its link carries them), as a Report with the findings
+    as takeaways: ``python -m rnnlab export --view unrolling?...``. A setting the page would warn about (a bad
+    value, an unknown key, a reference not among the variants) raises ``RnnlabError``; so does a configuration
+    with nothing stored (with the command that measures it)."""
+    from rnnlab.core import urlstate
+    from rnnlab.present.deck import known, refused
+
+    known(query, URL_KEYS, "unrolling")
+    d = urlstate.decode(query, experiment="unroll", names=UNROLL_CONTROLS, defaults=SEED, default_variants=BASE,
+                        extra_keys=["ref"], allowed_variants=VARIANTS)
+    if d.problems:
+        raise refused("unrolling", d.problems[0])
+    ref = d.extra.get("ref") or REFERENCE
+    if "ref" in d.extra and ref not in d.variants:
+        raise RnnlabError(f"--view unrolling: reference {clip(repr(ref))} is not among the variants "
+                          f"({', '.join(d.variants)})")
+    plan = api.plan("unroll", overrides=d.values, variants=d.variants, available_mb=math.inf)  # stored: no run
+    pv = page_view(records, plan, env, ref)
+    if pv.report is None:
+        raise RnnlabError(f"nothing stored for unrolling at {describe(pv.sel.point)}; measure it with "
+                          f"{command(d.values, list(plan.variants))}")
+    return pv.report
 
 
 # -- export --------------------------------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ from rnnlab.present.report import chart_view, page_report
 from rnnlab.tf.cudnn import mask_ok
 from rnnlab.tf.varlen_checks import pre_padded, valid_mask
 
-DASH = "–"
+DASH = fmt.MISSING
 EXPERIMENTS = ("varlen", "padding", "seed003")  # the page's tabs, in order
 VARIANTS = {"varlen": varlen_exp.VARIANTS, "padding": padding_exp.VARIANTS, "seed003": seed003_exp.VARIANTS}
 LABELS = {"varlen": varlen_exp.LABELS, "padding": padding_exp.LABELS, "seed003": seed003_exp.LABELS}
@@ -824,3 +824,54 @@ def cli_command(name: str, values: Mapping[str, Any], variants: Sequence[str]) -
         if exp.params.fill(pv) == full:
             return api.plan(name, preset=preset, overrides=full, variants=variants).command()
     return api.plan(name, overrides=full, variants=variants).command()
+
+
+# -- the page's view for ``export --view varlen?tab=...`` ----------------------------------------------------------------
+TABS = {"semantics": "varlen", "cost": "padding", "seed003": "seed003"}  # the page's tab (URL "tab") -> experiment
+
+
+def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> Report:
+    """What one tab of the page shows for its URL settings (``tab``, the experiment's parameters, ``variants``;
+    defaults: the first tab at the seed preset) as a Report: the tab's table and chart, with the tab's findings as
+    the takeaways. ``python -m rnnlab export --view varlen?tab=cost``; bad settings raise ``RnnlabError``."""
+    from rnnlab.core import urlstate
+    from rnnlab.engine import api
+    from rnnlab.present.deck import known, refused
+
+    tab = str(query.get("tab") or "semantics")
+    if tab not in TABS:
+        raise RnnlabError(f"--view varlen: unknown tab {tab!r}; known: {', '.join(TABS)}")
+    name = TABS[tab]
+    exp = experiment(name)
+    names = list(exp.params.defaults())
+    known(query, ("tab", "variants", *names), "varlen")
+    seed = exp.presets["seed"]
+    defaults = {**exp.params.defaults(), **{k: v for k, v in seed.items() if k in names}}
+    d = urlstate.decode(query, experiment=name, names=names, defaults=defaults,
+                        default_variants=list(seed.get("variants") or exp.default_variants))
+    if d.problems:
+        raise refused("varlen", d.problems[0])
+    plan = api.plan(name, overrides=d.values, variants=d.variants, available_mb=float("inf"))
+    shown = selection([r for r in records if r.experiment == name], plan, env).records
+    if not shown:
+        raise RnnlabError(f"nothing stored for the {tab} tab at {fmt.fmt_params(dict(plan.points[0]))}; measure it "
+                          f"with {cli_command(name, d.values, d.variants)}")
+    return tab_report(views(name, shown))
+
+
+def tab_report(tv: TabViews) -> Report:
+    """One tab's download (its table and chart) with the tab's findings as takeaways: what the page's buttons save
+    and :func:`view` exports."""
+    recs = list(tv.records)
+    name = _experiment_of(recs)
+    if not recs:
+        said = []
+    elif name == "varlen":
+        said = checks_findings(recs)
+    elif name == "padding":
+        said = [x for x in (seed001_comparison(recs),) if x]
+    else:
+        said = [seed003_verdict(recs).headline]
+    rep = page_report(tv.title, tv.table.caption, recs, [tv.table], [tv.chart_view] if tv.chart_view is not None
+                      else [])
+    return replace(rep, takeaways=tuple(said))

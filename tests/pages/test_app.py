@@ -353,21 +353,6 @@ def test_hosted_mode_caps_a_run_with_a_message(monkeypatch):
     assert fake.calls == 0
 
 
-def test_real_tiny_run():
-    """Through the real workers: 2 variants, units 4, seq_len 5 (a probe plus two fresh TensorFlow processes)."""
-    q = {"cell": "rnn", "layers": "1", "units": "4", "batch": "2", "seq_len": "5", "input_dim": "3",
-         "repeats": "3", "warmup": "1", "variants": "tf1_static,tf1_dynamic"}
-    at = app("pages/unrolling.py", q)
-    at.button(key="unroll.run").click().run()
-    wait_for(at, lambda a: not a.get("progress") and table_variants(a) == ["tf1_static", "tf1_dynamic"],
-             timeout=240, every=1.0)
-    frame = next(d.value for d in at.dataframe if "variant" in d.value.columns)
-    assert "error" not in frame.columns, frame.to_dict()
-    assert all(frame["forward (ms)"] != "–")
-    assert any("Run finished" in s.value for s in at.success)
-    assert len(Store().records("unroll")) >= 2
-
-
 # -- results -------------------------------------------------------------------------------------------------------
 def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
     return at.file_uploader(key="results.upload").upload(name, data, "application/json").run()

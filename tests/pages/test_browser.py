@@ -79,7 +79,14 @@ def test_pages_run_and_shared_links(tmp_path):
         screenshot(page, "app-unrolling")
         with page.expect_download(timeout=30_000) as dl:  # the bytes are made on click
             page.get_by_role("button", name="CSV", exact=True).click()
-        assert "tf1_static" in Path(dl.value.path()).read_text()
+        csv_text = Path(dl.value.path()).read_text()
+        assert "tf1_static" in csv_text and "tf1_dynamic" in csv_text
+        # the measurement itself: both variants stored, successful, with a forward time (real workers)
+        from rnnlab.core.store import Store
+
+        stored = {r.variant: r for r in Store(store).records("unroll")}
+        assert set(stored) == {"tf1_static", "tf1_dynamic"}
+        assert all(r.ok and r.metrics.get("fwd_ms", 0) > 0 for r in stored.values()), stored
 
         # the shared link opens the same settings in a fresh session (another browser context)
         shared = page.url

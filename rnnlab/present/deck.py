@@ -1,0 +1,222 @@
+"""A talk deck of a page's view: which columns, which charts and which sentences a short slide deck shows.
+
+Records-free and Streamlit-free: a page's ``Report`` (what the page shows, from ``rnnlab.present.<topic>.view``) in,
+a talk ``Report`` out, which ``rnnlab.exporters`` lays out (``pptx``: a title slide, one takeaway slide, per table
+one slide with its first chart beside it when there is room, then its other charts). The page's download button and
+``python -m rnnlab export --format pptx --view PAGE?QUERY`` both go through :func:`talk`, so the deck shows the
+page's own cells:
+
+- per table at most :data:`MAX_COLUMNS` of the page's columns, the user's choice or :func:`default_columns` (the
+  row's name, the metric, its ratio to the reference, whose cell carries the interval: "0.63x (0.60–0.66)");
+- columns with nothing in them are dropped (an "error" column when nothing failed); booleans read yes/no, the way
+  ``core.format`` writes them; the raw interval columns stay in CSV/JSON (``views.without_bounds``);
+- each table keeps the charts that belong to it (``Report.pairs``); the takeaways are the page's findings.
+
+:func:`page_view` reads a ``--view`` spec ("unrolling?cell=lstm&ref=keras") and asks the page's module for its view.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import replace
+from typing import Any, Mapping, Sequence
+from urllib.parse import parse_qsl
+
+from rnnlab.core import format as fmt
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import clip
+from rnnlab.core.views import Report, TableView, without_bounds
+
+MAX_COLUMNS = 6
+LONG = 40  # characters: a column whose cells are longer on average holds sentences or code
+# The Unrolling comparison's ratio columns ("forward vs tf1_dynamic") and the metric each one divides
+RATIOS = (("forward vs ", "forward (ms)"), ("train vs ", "train step (ms)"), ("build vs ", "build (s)"),
+          ("memory vs ", "peak memory (MB)"))
+_BLANK = {"", fmt.MISSING}  # nothing in the cell, or nothing measured
+_KEEP_IF_ANY = ("measured on", "check", "error")  # shown by default only when some row has something in them
+
+# page -> (module under rnnlab.present, what the page is); every module defines ``view(records, query, env=None)``
+PAGES = {"unrolling": "static vs dynamic unrolling", "varlen": "variable-length sequences",
+         "pitfalls": "multi-layer and shape pitfalls", "migrate": "TF1 to Keras 3 mapping",
+         "claims": "the seeds' claims", "overview": "the findings"}
+
+
+# ---------------------------------------------------------------------------------------------------- columns
+
+def _empty(table: TableView, j: int) -> bool:
+    return all(row[j].strip() in _BLANK for row in table.rows)
+
+
+_BOOL_TEXT = {"true", "false", "1", "0", "1.0", "0.0", "1.00", "0.00"}
+
+
+def _bools(table: TableView, j: int) -> bool:
+    """A column of booleans written as numbers or True/False (a cell that says more, "pass (1.2e-07)", stays)."""
+    cells = [(row[j], raw[j]) for row, raw in zip(table.rows, table.raw) if raw[j] is not None]
+    return bool(cells) and all(isinstance(v, bool) and c.strip().lower() in _BOOL_TEXT for c, v in cells)
+
+
+def screen(table: TableView) -> TableView:
+    """What a slide may show of ``table``: its screen columns (no raw interval columns), booleans as yes/no
+    (``core.format``), no column with nothing in it."""
+    table = without_bounds(table)
+    keep = [j for j in range(len(table.columns)) if not _empty(table, j)]
+    yes_no = {j for j in keep if table.raw and _bools(table, j)}
+    rows = tuple(tuple(fmt.fmt_value(raw[j]) if j in yes_no else row[j] for j in keep)
+                 for row, raw in zip(table.rows, table.raw or [()] * len(table.rows)))
+    raw = tuple(tuple(r[j] for j in keep) for r in table.raw)
+    return replace(table, columns=tuple(table.columns[j] for j in keep), rows=rows, raw=raw)
+
+
+def _generic(label: str) -> str:
+    """A column's name with its reference made generic, so "forward vs ref" picks "forward vs keras" too."""
+    return re.sub(r" vs \S+$", " vs ref", label.strip().lower())
+
+
+def _long(table: TableView, j: int) -> bool:
+    """A column of prose or code (cells of more than :data:`LONG` characters on average), not of figures."""
+    cells = [row[j] for row in table.rows if row[j].strip() not in _BLANK]
+    return bool(cells) and sum(map(len, cells)) / len(cells) > LONG
+
+
+def default_columns(table: TableView) -> list[str]:
+    """The row's name, the metric, its ratio to the reference (the ratio's cell carries its interval, the spread),
+    and "measured on", "check" or "error" when some row has one. A table without ratios: its first columns, up to
+    :data:`MAX_COLUMNS`, of which at most two of prose or code (the first two). ``table`` as :func:`screen` gives
+    it."""
+    cols = list(table.columns)
+    if not cols:
+        return []
+    out = [cols[0]]
+    for prefix, metric in RATIOS:
+        ratio = next((c for c in cols if c.startswith(prefix)), None)
+        if ratio is not None:
+            if "measured on" in cols:
+                out.append("measured on")
+            out += [c for c in (metric, ratio) if c in cols]
+            out += [c for c in ("check", "error") if c in cols]
+            return out[:MAX_COLUMNS]
+    out, prose = [], 0
+    for j, c in enumerate(cols):
+        if _long(table, j):
+            if prose >= 2:
+                continue
+            prose += 1
+        out.append(c)
+    return out[:MAX_COLUMNS]
+
+
+def choices(report: Report) -> list[str]:
+    """Every column a slide could show, over the report's tables (in their order; a ratio once, "vs ref")."""
+    seen: dict[str, str] = {}
+    for table in report.tables:
+        for c in screen(table).columns:
+            seen.setdefault(_generic(c), c)
+    return list(seen.values())
+
+
+def parse_columns(text: str | Sequence[str] | None) -> list[str] | None:
+    """``--columns "variant,forward (ms),forward vs ref"`` -> the names; None (the defaults) when empty."""
+    if text is None:
+        return None
+    names = [c.strip() for c in (text.split(",") if isinstance(text, str) else text) if c and c.strip()]
+    if len(names) > MAX_COLUMNS:
+        raise RnnlabError(f"--columns: {len(names)} columns given; a slide shows at most {MAX_COLUMNS}")
+    return names or None
+
+
+def pick(table: TableView, columns: Sequence[str] | None = None) -> TableView:
+    """``table`` as a slide shows it: :func:`screen`, then the chosen ``columns`` (those this table has, in the order
+    given), else :func:`default_columns`."""
+    table = screen(table)
+    have = {_generic(c): j for j, c in enumerate(table.columns)}
+    idx = [have[_generic(c)] for c in columns or () if _generic(c) in have]
+    if not idx:
+        idx = [table.columns.index(c) for c in default_columns(table)]
+    idx = list(dict.fromkeys(idx))[:MAX_COLUMNS]
+    take = lambda row: tuple(row[j] for j in idx)  # noqa: E731
+    return replace(table, columns=take(table.columns), rows=tuple(map(take, table.rows)),
+                   raw=tuple(map(take, table.raw)))
+
+
+# ---------------------------------------------------------------------------------------------------- the deck
+
+def pairs(report: Report) -> tuple[tuple[int, ...], ...]:
+    """The charts of each table: the report's own ``pairs``; else all charts with a single table, one chart per
+    table when they are as many, otherwise every chart after the last table."""
+    n, k = len(report.tables), len(report.charts)
+    if report.pairs or not n:
+        return report.pairs
+    if n == 1:
+        return (tuple(range(k)),)
+    if n == k:
+        return tuple((i,) for i in range(n))
+    return tuple(() for _ in range(n - 1)) + (tuple(range(k)),)
+
+
+def talk(report: Report, columns: Sequence[str] | None = None) -> Report:
+    """The talk deck of a page's view: every table cut to at most :data:`MAX_COLUMNS` of its screen columns (the
+    user's ``columns`` or :func:`default_columns`), each paired with its charts, the page's takeaways kept.
+
+    Refuses (``RnnlabError``) column names that no table has, naming those it has."""
+    columns = parse_columns(columns)
+    if columns:
+        known = {_generic(c) for t in report.tables for c in screen(t).columns}
+        unknown = [c for c in columns if _generic(c) not in known]
+        if unknown:
+            raise RnnlabError(f"--columns: no table has {', '.join(repr(clip(c, 40)) for c in unknown)}; "
+                              f"choose from {clip(', '.join(choices(report)), 300)}")
+    from rnnlab.present.overview import shared_opening
+
+    opener, lines = shared_opening([plain(t) for t in report.takeaways])  # whose machine, said once
+    return replace(report, tables=tuple(pick(t, columns) for t in report.tables), pairs=pairs(report),
+                   takeaways=tuple(lines),
+                   takeaway_note=opener)
+
+
+def plain(text: str) -> str:
+    """A page's sentence without its Markdown emphasis and code marks, for a slide."""
+    return re.sub(r"\*\*|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`", "", str(text))
+
+
+# ---------------------------------------------------------------------------------------------------- --view
+
+def parse_view(spec: str) -> tuple[str, dict[str, str]]:
+    """``"unrolling?cell=lstm&ref=keras"`` -> ``("unrolling", {"cell": "lstm", "ref": "keras"})``: a page name and
+    its URL query (a pasted URL's path works too: ".../unrolling?cell=lstm")."""
+    text = str(spec).strip()
+    name, _, query = text.partition("?")
+    name = name.rstrip("/").rsplit("/", 1)[-1].strip().lower()
+    if name not in PAGES:
+        raise RnnlabError(f"--view: unknown page {clip(repr(name or text))}; choose one of {', '.join(PAGES)} "
+                          "(with the page's URL settings after '?')")
+    try:
+        pairs_ = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError:
+        raise RnnlabError(f"--view: cannot read the settings {clip(repr(query))}: write them as a URL query, "
+                          "key=value&key=value") from None
+    return name, dict(pairs_)
+
+
+def page_view(spec: str, records: Sequence[Any], env: Mapping[str, Any] | None = None) -> Report:
+    """The Report the page named in ``spec`` shows for its URL settings (``rnnlab.present.<page>.view``): what
+    ``export --view`` and the page's download build from. Bad settings raise ``RnnlabError`` (one line)."""
+    name, query = parse_view(spec)
+    module = importlib.import_module(f"rnnlab.present.{name}")
+    return module.view(records, query, env=env)
+
+
+def known(query: Mapping[str, str], keys: Sequence[str], page: str) -> None:
+    """Refuse a setting the page does not have (a typo would otherwise be ignored in silence)."""
+    unknown = [k for k in query if k not in keys]
+    if unknown:
+        raise RnnlabError(f"--view {page}: unknown setting {clip(repr(unknown[0]))}; the page's settings are "
+                          f"{', '.join(keys) or 'none'}")
+
+
+def refused(page: str, problem: str) -> RnnlabError:
+    """A page's URL problem (``urlstate.decode``: "URL: ...; using the default") as the one-line error of ``--view``,
+    where nothing falls back."""
+    text = re.sub(r"; (using|ignored|showing)\b.*$", "", str(problem).removeprefix("URL: "))
+    return RnnlabError(f"--view {page}: {text}")

@@ -1,0 +1,39 @@
+"""Tables that fit the page (``ui.common.fit_config`` / ``column_groups``): pure width arithmetic, no browser
+(tests/pages/test_layout_browser.py checks the rendered page)."""
+
+import pandas as pd
+
+from ui.common import FULL, column_groups, fit_config
+
+
+def _frame(n_cols: int, text: str = "x" * 40) -> pd.DataFrame:
+    return pd.DataFrame({"variant": ["tf1_static", "keras_unroll"],
+                         **{f"column number {i}": [text, "short"] for i in range(n_cols)}})
+
+
+def test_a_narrow_table_keeps_its_natural_widths_and_pins_the_first_column():
+    cfg, row_height = fit_config(_frame(2, "ab"))
+    assert row_height is None  # nothing wraps
+    assert cfg["variant"]["pinned"] is True
+    assert sum(c["width"] for c in cfg.values()) < FULL
+
+
+def test_a_wide_table_fits_the_budget_and_wraps_its_longest_cells():
+    cfg, row_height = fit_config(_frame(5, "a long sentence in a cell " * 3))
+    assert sum(c["width"] for c in cfg.values()) <= FULL + 1
+    assert row_height is not None and row_height > 64  # the grid wraps text only in rows taller than 4rem
+    assert cfg["variant"]["width"] >= 80  # the row's name is never squeezed
+
+
+def test_a_callers_width_and_label_are_kept():
+    import streamlit as st
+
+    cfg, _ = fit_config(_frame(3), config={"column number 0": st.column_config.TextColumn("first", width=123)})
+    assert cfg["column number 0"]["width"] == 123 and cfg["column number 0"]["label"] == "first"
+
+
+def test_columns_whose_headers_cannot_fit_continue_in_a_second_table_with_the_first_column_again():
+    groups = column_groups(_frame(14))
+    assert len(groups) >= 2 and all(g[0] == "variant" for g in groups)
+    assert [c for g in groups for c in g[1:]] == [f"column number {i}" for i in range(14)]
+    assert column_groups(_frame(3)) == [list(_frame(3).columns)]
