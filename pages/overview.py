@@ -35,6 +35,10 @@ with ui.guard("Reading the stored results"):
                 st.caption(f.detail)
                 ui.page_link(f.page, f"Show this configuration on {ui.nav.title(f.page)}", query=dict(f.query))
 
+    if cards.found:  # what `python -m rnnlab export --view overview` writes
+        ui.downloads.buttons(O.view(records, {}), key="overview.report", label="Download the findings:",
+                             formats=(("md", "Markdown"), ("pptx", "PowerPoint"), ("csv", "CSV")))
+
     if cards.open:
         st.subheader("Not measured yet")
         for q in cards.open:

@@ -169,3 +169,7 @@ st.header("All pitfalls at these settings", divider="gray")
 summary = PV.summary(sel.shown, params)
 ui.frame_table(PV.to_frame(summary), height="content", key=P + "summary", max_lines=4)
 st.caption(summary.caption)
+if sel.shown:  # what `python -m rnnlab export --view pitfalls?...` writes: this pitfall, its family, the summary
+    with ui.guard("Preparing the downloads"):
+        ui.downloads.buttons(PV.view(records, {"cell": cell, "preset": preset, "variants": pitfall}, env),
+                             key=P + "report", label="Download this pitfall and the summary:")

@@ -107,6 +107,7 @@ def test_a_table_that_fits_is_left_whole():
 
 
 # -- the commands --------------------------------------------------------------------------------------------------
+@pytest.mark.slow  # every bundled table, three times over (about 12 s)
 def test_results_fits_120_columns_and_wide_keeps_every_column(bundled, capsys):
     from rnnlab.judge import select
     from rnnlab.present import report, tables
@@ -218,6 +219,7 @@ def test_our_own_warnings_still_show_and_third_party_ones_do_not():
         assert [str(w.message) for w in seen][-1] == "altair says so"
 
 
+@pytest.mark.slow  # two fresh interpreters over every bundled record (about 9 s)
 def test_results_and_export_keep_stderr_clean(tmp_path):
     """A fresh interpreter, as a user runs it: no Altair UserWarning, nothing but the answer."""
     env = quiet_env(tmp_path)
