@@ -38,6 +38,8 @@ def setup_arguments(sub) -> None:
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of the experiment (one value each)")
     p.add_argument("--metrics", default=",".join(METRICS), help=f"comma-separated (default: {','.join(METRICS)})")
+    p.add_argument("--keep", metavar="PATH", help="also write both runs' records to PATH (JSON: [{run, record}]), "
+                                                  "to study the rounds later")
     p.set_defaults(func=main)
 
 
@@ -184,4 +186,17 @@ def main(args) -> int:
               on_progress=ProgressBar(), width=width_of(args),
               say=lambda s: print("\n".join(wrap("rnnlab: " + s, WIDTH, " " * 8)), file=sys.stderr, flush=True))
     print("\n".join(res.lines))
+    if args.keep:
+        keep(res, args.keep)
     return 0
+
+
+def keep(res: Result, path: str) -> None:
+    """Both runs' records as JSON, ``[{"run": 1|2, "record": {...}}]``; a path that cannot be written: RnnlabError."""
+    import json
+
+    rows = [{"run": i, "record": r.to_dict()} for i, recs in enumerate(res.runs, 1) for r in recs]
+    try:
+        Path(path).write_text(json.dumps(rows, indent=1))
+    except OSError as e:
+        raise RnnlabError(f"--keep {clip(path)}: {e.strerror or e}") from None

@@ -9,6 +9,7 @@ import pytest
 
 from rnnlab import experiments
 from rnnlab.cli import main
+from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
 from tests.engine.test_runner import ENV, FAKE
 
@@ -168,6 +169,12 @@ def test_bench_stability_runs_twice_into_a_scratch_store_and_compares(monkeypatc
     assert res.lines[-1] == ("max spread between the runs' medians: 18.2% (a train_ms); 2 of 3 ratio intervals of "
                              "run 1 held run 2's ratio")
     assert {len(r) for r in res.runs} == {2} and all(len(r.rounds) == 3 for r in res.runs[0])
+    # --keep: both runs' records, to study the rounds later; a path that cannot be written is one clear error
+    bench.keep(res, str(tmp_path / "kept.json"))
+    kept = json.loads((tmp_path / "kept.json").read_text())
+    assert [k["run"] for k in kept] == [1, 1, 2, 2] and all(len(k["record"]["rounds"]) == 3 for k in kept)
+    with pytest.raises(RnnlabError, match="--keep"):
+        bench.keep(res, str(tmp_path / "no-such-dir" / "kept.json"))
 
 
 def test_bench_stability_waits_for_the_first_runs_load_to_settle(monkeypatch):
