@@ -9,6 +9,7 @@ intervals held. Progress goes to stderr, the report to stdout.
 
 from __future__ import annotations
 
+import statistics
 import sys
 import tempfile
 import time
@@ -40,6 +41,8 @@ def setup_arguments(sub) -> None:
     p.add_argument("--metrics", default=",".join(METRICS), help=f"comma-separated (default: {','.join(METRICS)})")
     p.add_argument("--keep", metavar="PATH", help="also write both runs' records to PATH (JSON: [{run, record}]), "
                                                   "to study the rounds later")
+    p.add_argument("--from", dest="kept", metavar="PATH",
+                   help="measure nothing: report on the records a run with --keep wrote")
     p.set_defaults(func=main)
 
 
@@ -76,6 +79,7 @@ def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, re
     lines: list[str] = []
     spreads: list[tuple[float, str]] = []
     held = compared = 0
+    other: dict[str, list[tuple[bool, float]]] = {name: [] for name in stats.CANDIDATES}  # (held, hi / lo)
     head = (f"{'variant':<22} {'metric':<9} {'run 1':>10} {'run 2':>10} {'spread':>7}  "
             f"{'ratio to reference, run 1 [interval]':<38} {'run 2':>7} {'held':>5}")
     for pi, point in enumerate(plan.points):
@@ -115,6 +119,10 @@ def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, re
                         inside = i1.lo <= i2.mid <= i1.hi
                         held += inside
                         ok = "yes" if inside else "NO"
+                        for name, rule in stats.CANDIDATES.items():
+                            span = rule(ea.round_metrics, ra.round_metrics, m)
+                            if span is not None:
+                                other[name].append((span[0] <= i2.mid <= span[1], span[1] / span[0]))
                 name = v if first else ""
                 first = False
                 lines.append(cut(f"{name:<22} {m:<9} {_num(m1):>10} {_num(m2):>10} "
@@ -124,6 +132,11 @@ def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, re
     lines += wrap((f"max spread between the runs' medians: {worst[0]:.1f}% ({worst[1]}); " if worst else
                    "max spread between the runs' medians: - (nothing measured twice); ")
                   + f"{held} of {compared} ratio intervals of run 1 held run 2's ratio", width)
+    said = [f"{name} {sum(h for h, _ in got)} of {len(got)} (median width {statistics.median(w for _, w in got):.2f}x)"
+            for name, got in other.items() if got]
+    if said:  # how other interval rules would have done on the same records: what choosing a rule rests on
+        lines += wrap("other interval rules on the same rounds (held run 2's ratio; median hi/lo): " + "; ".join(said),
+                      width)
     return Result(lines, None if worst is None else worst[0], held, compared, (list(run1), list(run2)))
 
 
@@ -181,6 +194,13 @@ def _settle(limit_s: float, say: Callable[[str], None], sleep: Callable[[float],
 def main(args) -> int:
     from rnnlab.commands.run import ProgressBar
 
+    if args.kept:
+        plan, run1, run2 = load(args.kept)
+        exp = experiments.get(plan.experiment)
+        res = report(plan, run1, run2, reference=exp.reference or plan.variants[0], width=width_of(args),
+                     metrics=[m.strip() for m in args.metrics.split(",") if m.strip()])
+        print("\n".join(res.lines))
+        return 0
     res = run(experiment=args.experiment, preset=args.preset, variants=args.variants, rounds=args.rounds,
               sets=args.sets, metrics=[m.strip() for m in args.metrics.split(",") if m.strip()], settle_s=90.0,
               on_progress=ProgressBar(), width=width_of(args),
@@ -200,3 +220,34 @@ def keep(res: Result, path: str) -> None:
         Path(path).write_text(json.dumps(rows, indent=1))
     except OSError as e:
         raise RnnlabError(f"--keep {clip(path)}: {e.strerror or e}") from None
+
+
+
+def load(path: str) -> tuple[api.Plan, list[Record], list[Record]]:
+    """What :func:`keep` wrote, back as (the plan both runs ran, run 1's records, run 2's), in plan order."""
+    import json
+
+    try:
+        rows = json.loads(Path(path).read_text())
+        runs = {i: [Record.from_dict(r["record"]) for r in rows if r["run"] == i] for i in (1, 2)}
+    except OSError as e:
+        raise RnnlabError(f"--from {clip(path)}: {e.strerror or e}") from None
+    except (ValueError, TypeError, KeyError) as e:
+        raise RnnlabError(f"--from {clip(path)}: not what --keep writes ({clip(str(e), 80)})") from None
+    if not runs[1] or not runs[2]:
+        raise RnnlabError(f"--from {clip(path)}: needs the records of both runs")
+    first = runs[1][0]
+    values: dict[str, list] = {}
+    for r in runs[1]:
+        for k, v in r.params.items():
+            values.setdefault(k, [])
+            if v not in values[k]:
+                values[k].append(v)
+    plan = api.plan(first.experiment, overrides=values, variants=list(dict.fromkeys(r.variant for r in runs[1])))
+
+    def ordered(recs: list[Record]) -> list[Record]:
+        by = {(repr(sorted(r.params.items())), r.variant): r for r in recs}
+        return [by[key] for point in plan.points for v in plan.variants
+                if (key := (repr(sorted(point.items())), v)) in by]
+
+    return plan, ordered(runs[1]), ordered(runs[2])

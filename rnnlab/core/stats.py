@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -111,3 +112,40 @@ def ratio_interval(a_rounds, b_rounds, metric: str) -> Interval | None:
         a25, a75, b25, b75 = q
         return Interval(min(a25 / b75, x / y), x / y, max(a75 / b25, x / y), "quartiles", 1)
     return Interval(x / y, x / y, x / y, "none", 1)
+
+
+# -- candidate interval rules, compared by ``bench-stability`` (not shown on screen) ------------------------------------
+# t quantiles (0.975) for 1..9 degrees of freedom: a prediction interval with few rounds is wide, on purpose
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262)
+
+
+def quartile_union(a_rounds, b_rounds, metric: str) -> tuple[float, float] | None:
+    """The widest of each round's ratio and quartile ratio (``A.p25 / B.p75 .. A.p75 / B.p25``): the rounds' spread
+    plus the spread of the timed steps inside each round."""
+    lo, hi = [], []
+    for a, b in zip(a_rounds, b_rounds):
+        if a.get(metric, 0) <= 0 or b.get(metric, 0) <= 0:
+            continue
+        lo.append(a[metric] / b[metric])
+        hi.append(a[metric] / b[metric])
+        q = [m.get(f"{metric}_{k}") for m in (a, b) for k in ("p25", "p75")]
+        if None not in q and q[2] > 0 and q[3] > 0:
+            lo.append(q[0] / q[3])
+            hi.append(q[1] / q[2])
+    return (min(lo), max(hi)) if lo else None
+
+
+def prediction(a_rounds, b_rounds, metric: str) -> tuple[float, float] | None:
+    """Where another run's ratio (the mean of as many rounds, on a log scale) should fall, 95%: the per-round log
+    ratios' mean +- t * s * sqrt(2 / n). Needs two rounds or more."""
+    logs = [math.log(a[metric] / b[metric]) for a, b in zip(a_rounds, b_rounds)
+            if a.get(metric, 0) > 0 and b.get(metric, 0) > 0]
+    n = len(logs)
+    if n < 2:
+        return None
+    mean = sum(logs) / n
+    half = _T975[min(n - 1, len(_T975)) - 1] * statistics.stdev(logs) * math.sqrt(2 / n)
+    return math.exp(mean - half), math.exp(mean + half)
+
+
+CANDIDATES = {"quartile union": quartile_union, "95% prediction": prediction}

@@ -166,8 +166,10 @@ def test_bench_stability_runs_twice_into_a_scratch_store_and_compares(monkeypatc
     assert rows[("a", "fwd_ms")].split()[2:] == ["4", "4.2", "4.9%", "2.000", "[1.800", "-", "2.200]", "(rounds,",
                                                  "n=3)", "2.100", "yes"]
     assert rows[("a", "train_ms")].split()[-2:] == ["6.000", "NO"]
-    assert res.lines[-1] == ("max spread between the runs' medians: 18.2% (a train_ms); 2 of 3 ratio intervals of "
-                             "run 1 held run 2's ratio")
+    tail = " ".join(" ".join(res.lines[res.lines.index("") + 1:]).split())
+    assert tail == ("max spread between the runs' medians: 18.2% (a train_ms); 2 of 3 ratio intervals of run 1 held "
+                    "run 2's ratio other interval rules on the same rounds (held run 2's ratio; median hi/lo): "
+                    "quartile union 2 of 3 (median width 1.00x); 95% prediction 2 of 3 (median width 1.00x)")
     assert {len(r) for r in res.runs} == {2} and all(len(r.rounds) == 3 for r in res.runs[0])
     # --keep: both runs' records, to study the rounds later; a path that cannot be written is one clear error
     bench.keep(res, str(tmp_path / "kept.json"))
@@ -175,6 +177,12 @@ def test_bench_stability_runs_twice_into_a_scratch_store_and_compares(monkeypatc
     assert [k["run"] for k in kept] == [1, 1, 2, 2] and all(len(k["record"]["rounds"]) == 3 for k in kept)
     with pytest.raises(RnnlabError, match="--keep"):
         bench.keep(res, str(tmp_path / "no-such-dir" / "kept.json"))
+    # --from: the same report again from the kept records, nothing measured
+    plan, run1, run2 = bench.load(str(tmp_path / "kept.json"))
+    assert bench.report(plan, run1, run2, reference="ok").lines == res.lines and len(launcher.tasks) == 12
+    (tmp_path / "junk.json").write_text("[1]")
+    with pytest.raises(RnnlabError, match="not what --keep writes"):
+        bench.load(str(tmp_path / "junk.json"))
 
 
 def test_bench_stability_waits_for_the_first_runs_load_to_settle(monkeypatch):

@@ -36,3 +36,17 @@ def test_time_once_returns_seconds_and_value():
     clock = FakeClock([1.25])
     dt, out = time_once(lambda: (clock.step(), "x")[1], clock=clock)
     assert dt == pytest.approx(1.25) and out == "x"
+
+
+def test_candidate_interval_rules():
+    from rnnlab.core.stats import prediction, quartile_union
+
+    a = [{"t": 2.0, "t_p25": 1.9, "t_p75": 2.2}, {"t": 2.2}, {"t": 1.8}]
+    b = [{"t": 1.0, "t_p25": 0.95, "t_p75": 1.1}, {"t": 1.0}, {"t": 1.0}]
+    lo, hi = quartile_union(a, b, "t")
+    assert lo == pytest.approx(1.9 / 1.1) and hi == pytest.approx(2.2 / 0.95)  # round 1's quartiles widen both ends
+    lo, hi = prediction(a, b, "t")
+    assert lo < 1.8 and hi > 2.2 and lo * hi == pytest.approx((2.0 * 2.2 * 1.8) ** (2 / 3))  # symmetric in logs
+    assert prediction(a[:1], b[:1], "t") is None  # one round: no spread to predict from
+    assert prediction([{"t": 1.0}] * 3, [{"t": 1.0}] * 3, "t") == (1.0, 1.0)
+    assert quartile_union([{"x": 1.0}], [{"x": 1.0}], "t") is None
