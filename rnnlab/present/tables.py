@@ -180,11 +180,9 @@ def comparison(records: Sequence[Record], *, reference: str = "tf1_dynamic",
 
 
 def _how(ivs: Sequence[Interval | None]) -> str:
-    """Where the ratios' intervals come from, for a caption: "the range of the per-round ratios", "..."."""
+    """Where the ratios' intervals come from, for a caption (``stats.HOW_WORDS``)."""
     hows = {iv.how for iv in ivs if iv is not None and iv.known}
-    words = (["the range of the per-round ratios"] if "rounds" in hows else []) + \
-            (["the interval from the timed steps' quartiles (one round)"] if "quartiles" in hows else [])
-    return " or ".join(words)
+    return " or ".join(words for how, words in stats.HOW_WORDS.items() if how in hows)
 
 
 def _rounds_note(recs: Sequence[Record]) -> str:

@@ -163,13 +163,13 @@ def test_bench_stability_runs_twice_into_a_scratch_store_and_compares(monkeypatc
     assert res.max_spread == pytest.approx(2 / 11 * 100)  # train_ms of a: 10 vs 12
     rows = {tuple(line.split()[:2]) if not line.startswith(" ") else ("a", line.split()[0]): line
             for line in res.lines if line.startswith(("a ", "ok ", " "))}
-    assert rows[("a", "fwd_ms")].split()[2:] == ["4", "4.2", "4.9%", "2.000", "[1.800", "-", "2.200]", "(rounds,",
+    assert rows[("a", "fwd_ms")].split()[2:] == ["4", "4.2", "4.9%", "2.000", "[1.401", "-", "2.836]", "(rounds,",
                                                  "n=3)", "2.100", "yes"]
     assert rows[("a", "train_ms")].split()[-2:] == ["6.000", "NO"]
     tail = " ".join(" ".join(res.lines[res.lines.index("") + 1:]).split())
     assert tail == ("max spread between the runs' medians: 18.2% (a train_ms); 2 of 3 ratio intervals of run 1 held "
                     "run 2's ratio other interval rules on the same rounds (held run 2's ratio; median hi/lo): "
-                    "quartile union 2 of 3 (median width 1.00x); 95% prediction 2 of 3 (median width 1.00x)")
+                    "range of rounds 2 of 3 (median width 1.00x); quartile union 2 of 3 (median width 1.00x)")
     assert {len(r) for r in res.runs} == {2} and all(len(r.rounds) == 3 for r in res.runs[0])
     # --keep: both runs' records, to study the rounds later; a path that cannot be written is one clear error
     bench.keep(res, str(tmp_path / "kept.json"))

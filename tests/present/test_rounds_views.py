@@ -55,20 +55,21 @@ def three_rounds():
 def test_a_ratio_cell_carries_its_interval_from_the_rounds():
     ref, static = three_rounds()
     view = tables.comparison([static, ref], reference="tf1_dynamic")
-    # per-round ratios 0.600, 0.629, 0.663: their median and range
-    assert cell(view, "tf1_static", "forward vs tf1_dynamic") == "0.63x (0.60–0.66)"
+    # per-round ratios 0.600, 0.629, 0.663: their median and 95% prediction interval (mean of the log ratios
+    # +- t(0.975, 2 df) * s * sqrt(2 / 3), worked out by hand: 0.528-0.751)
+    assert cell(view, "tf1_static", "forward vs tf1_dynamic") == "0.63x (0.53–0.75)"
     assert cell(view, "tf1_dynamic", "forward vs tf1_dynamic") == "1.00x"  # the reference against itself
     # the raw values keep the ratio in its column and carry low and high beside it, for CSV/JSON
     assert raw(view, "tf1_static", "forward vs tf1_dynamic") == pytest.approx(6.6 / 10.5)  # the median ratio
-    assert raw(view, "tf1_static", "forward vs tf1_dynamic (low)") == pytest.approx(0.6)
-    assert raw(view, "tf1_static", "forward vs tf1_dynamic (high)") == pytest.approx(6.3 / 9.5)
+    assert raw(view, "tf1_static", "forward vs tf1_dynamic (low)") == pytest.approx(0.5284, abs=1e-4)
+    assert raw(view, "tf1_static", "forward vs tf1_dynamic (high)") == pytest.approx(0.7513, abs=1e-4)
     assert len(view.raw[0]) == len(view.rows[0]) == len(view.columns)
-    assert "the range of the per-round ratios" in view.caption and "median of 3 rounds" in view.caption
+    assert "95% prediction interval of the per-round ratios" in view.caption and "median of 3 rounds" in view.caption
     # the screen and the terminal show the cells without the raw bound columns
     shown = U.screen(view)
     assert not any(c.endswith(tables.BOUNDS) for c in shown.columns)
     text = tables.text_table(view)
-    assert "0.63x (0.60–0.66)" in text and "(low)" not in text
+    assert "0.63x (0.53–0.75)" in text and "(low)" not in text
 
 
 def test_one_round_records_get_the_quartile_interval():
