@@ -72,6 +72,19 @@ if not records:
     ui.how_to_get(R.first_command(), page="unrolling")
     st.stop()
 
+VIEWS = ("records", "by machine")
+view = st.segmented_control("view", VIEWS, default=VIEWS[0], key=P + "view", label_visibility="collapsed",
+                            help="records: every record, to filter, delete and download; by machine: one column per "
+                                 "machine that measured the same configuration, side by side")
+if view == "by machine":
+    m = st.columns([2, 5])
+    metric = m[0].selectbox("metric", R.MACHINE_METRICS, format_func=R.metric_label, key=P + "machine-metric")
+    exps = m[1].multiselect("experiment", sorted({r.experiment for r in records}), key=P + "machine-experiment",
+                            placeholder="all experiments")
+    ui.table(R.by_machine([r for r in records if not exps or r.experiment in exps], metric),
+             key=P + "by-machine", max_lines=2)
+    st.stop()
+
 df = R.frame(records)
 by_key = {R.record_id(r): r for r in records}
 

@@ -91,6 +91,17 @@ def refused_caption(why: str, plan: api.Plan) -> str:
     return md_escape(f"Not in this demo: {why}.") + f" On your own machine: `{plan.command()}`"
 
 
+CLUSTER_KEY = "run.cluster"  # the sidebar's "Ray cluster" field (never shown in hosted mode)
+
+
+def cluster_address() -> str | None:
+    """Where this session's runs go: a Ray address or "local" from the sidebar; None (this machine) when empty,
+    and always in hosted mode."""
+    if hosted_mode():
+        return None
+    return str(st.session_state.get(CLUSTER_KEY) or "").strip() or None
+
+
 def start(plan: api.Plan, *, watch: str, fresh: bool = False) -> Job | None:
     """Start (or join) the run of ``plan``; the page named by ``watch`` shows its outcome when it ends."""
     try:
@@ -98,7 +109,7 @@ def start(plan: api.Plan, *, watch: str, fresh: bool = False) -> Job | None:
             if fresh:
                 raise RnnlabError(FRESH_REFUSED)
             plan = hosted.check(plan)  # RnnlabError over the caps; time limit and rounds lowered to theirs
-        job = manager().submit(plan, fresh=fresh)
+        job = manager().submit(plan, fresh=fresh, cluster=cluster_address())
     except RnnlabError as e:
         st.error(md_escape(f"Cannot start the run: {e}"), icon=":material/error:")
         return None

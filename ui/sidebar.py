@@ -17,7 +17,7 @@ from rnnlab.engine import api
 from rnnlab.judge import select
 from rnnlab.core.format import fmt_rate
 
-from . import nav
+from . import jobs, nav
 from .common import store
 
 
@@ -63,9 +63,18 @@ def render() -> None:
                      "imports)")
         if bundled:
             machines = sorted({r.machine for r in bundled})
-            parts.append(f"Bundled (read-only): {len(bundled)} records from {'; '.join(machines)}, another "
-                         "machine's, shown where this store has none")
+            alike = all(r.env.get("cpu") == static["cpu"] and r.env.get("cores") == static["cores"] for r in bundled)
+            whose = ("a machine with this CPU model, not this store's runs" if alike else "another machine's")
+            parts.append(f"Bundled (read-only): {len(bundled)} records from {'; '.join(machines)}, {whose}; "
+                         "shown where this store has none")
         else:
             parts.append("No bundled results in this checkout")
         st.caption("  \n".join(parts))
-        st.caption(f"Store: `{s.path}`. Every table says which source its numbers come from.")
+        hosted = jobs.hosted_mode()
+        st.caption(("" if hosted else f"Store: `{s.path}`. ") + "Every table says which source its numbers come from.")
+        if not hosted:  # a demo's visitors run on the server alone
+            st.text_input("Runs go to", key=jobs.CLUSTER_KEY, placeholder="this machine",
+                          help="empty: this machine, one worker at a time. A Ray cluster's address (auto, "
+                               "host:6379, ray://host:10001) or `local` (Ray on this machine's cores): every "
+                               "measurement a Ray task on a node of its own (README, 'Running on a Ray cluster'); "
+                               "the same as `python -m rnnlab run ... --cluster ADDRESS`.")

@@ -30,6 +30,9 @@ def setup_arguments(sub) -> None:
     p.add_argument("--variants", help="comma-separated variant names (default: the experiment's or preset's)")
     p.add_argument("--fresh", action="store_true", help="measure again even when stored")
     p.add_argument("--json", action="store_true", help="print the records as one JSON array on stdout")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="run the tasks on a Ray cluster (ADDRESS: auto, host:6379, ray://host:10001) or 'local' "
+                        "(a Ray instance on this machine's cores); see README")
     p.set_defaults(func=main)
 
 
@@ -56,6 +59,7 @@ class ProgressBar:
             bar = "#" * filled + "." * (self.width - filled)
             pt = f" point {pr.point + 1}/{pr.n_points}" if pr.n_points > 1 else ""
             rd = f" round {pr.round + 1}/{pr.n_rounds}" if pr.n_rounds > 1 else ""
+            rd += f" on {pr.where}" if pr.where else ""
             text = (f"[{bar}] {min(pr.index + 1, pr.total)}/{pr.total}{pt}{rd} {pr.experiment}/{pr.variant}:"
                     f" {pr.phase} ({fmt_seconds(pr.elapsed_s)})")
             if self.tty:
@@ -92,9 +96,11 @@ def announce(plan: api.Plan, est: api.Estimate, *, fresh: bool = False) -> str:
 
 
 def run(*, experiment: str, preset: str | None = None, sets: list[str] = (), variants: str | None = None,
-        fresh: bool = False, store: Store | None = None, on_progress=None, launcher=None, on_plan=None) -> list:
+        fresh: bool = False, store: Store | None = None, on_progress=None, launcher=None, on_plan=None,
+        cluster: str | None = None) -> list:
     """Plan, then run. ``on_plan(plan, store)`` is called between the two, before anything slow (the CLI prints
-    what is about to happen there)."""
+    what is about to happen there). ``cluster``: a Ray address or "local" (``engine.cluster``; Ray is imported
+    only then)."""
     exp = experiments.get(experiment)
     overrides = exp.params.parse_assignments(sets)
     names = [v.strip() for v in variants.split(",") if v.strip()] if variants is not None else None
@@ -105,7 +111,17 @@ def run(*, experiment: str, preset: str | None = None, sets: list[str] = (), var
     if on_plan is not None:
         on_plan(plan, store)
     kw = {"launcher": launcher} if launcher is not None else {}
-    return api.run(plan, store=store, fresh=fresh, on_progress=on_progress, **kw)
+    if cluster is None:
+        return api.run(plan, store=store, fresh=fresh, on_progress=on_progress, **kw)
+    from rnnlab.engine.cluster import Cluster
+
+    with Cluster(cluster) as c:
+        if on_progress is not None:
+            names = ", ".join(f"{n.name} ({n.cpus:g} CPUs" + (f", {n.gpus:g} GPUs)" if n.gpus else ")")
+                              for n in c.nodes)
+            on_progress(Progress(experiment, "", f"Ray cluster {cluster}: {len(c.nodes)} node(s): {names}; one "
+                                             "measurement per node at a time", 0, plan.n_runs, 0.0))
+        return api.run(plan, store=store, fresh=fresh, on_progress=on_progress, cluster=c)
 
 
 def main(args) -> int:
@@ -118,7 +134,7 @@ def main(args) -> int:
         print("\n".join(_output.wrap(said, _output.width(stream=sys.stderr), " " * 8)), file=sys.stderr, flush=True)
 
     records = run(experiment=args.experiment, preset=args.preset, sets=args.sets, variants=args.variants,
-                  fresh=args.fresh, on_progress=ProgressBar(), on_plan=on_plan)
+                  fresh=args.fresh, on_progress=ProgressBar(), on_plan=on_plan, cluster=args.cluster)
     if args.json:
         print(json.dumps([r.to_dict() for r in records], indent=1))
     else:

@@ -344,14 +344,15 @@ class _Rounds:
     raw: bytes | None = None  # the first successful round's outputs (npz)
     failures: list = field(default_factory=list)  # (round, message) of each failed round
     loads: list = field(default_factory=list)  # [before, after]: the 1-minute load around each round's worker
-    final: bool = False  # no more rounds (the first failed deterministically)
+    final: bool = False  # its record is made (all rounds seen, or the first failed deterministically)
+    seen: int = 0  # rounds finished
 
 
 def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
         on_progress: Callable[[_runner.Progress], None] | None = None, cancel: threading.Event | None = None,
         launcher: Callable[[dict], _runner.Worker] = _runner.launch_subprocess,
         clock: Callable[[], float] = time.monotonic, mem_limit_mb: float | None = None,
-        env: Mapping[str, Any] | None = None) -> list[Record]:
+        env: Mapping[str, Any] | None = None, cluster=None) -> list[Record]:
     """Measure every (point, variant) of the plan not yet stored; return the records in plan order.
 
     Each point is measured in ``rounds`` rounds (a parameter, 1 by default): in every round each variant not served
@@ -362,110 +363,187 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
 
     Served records carry ``cached=True``. Each fresh one is stored as soon as its last round ends, so a cancelled or
     interrupted run loses only the variants whose rounds had not all finished.
+
+    ``cluster`` (an ``engine.cluster.Cluster``): the same tasks run as Ray tasks on the cluster's nodes instead of
+    one after the other here (``engine.cluster.run``); everything else is this function's.
     """
     store = store or Store()
+    if cluster is not None:
+        from rnnlab.engine import cluster as _cluster
+
+        return _cluster.run(p, cluster, store=store, fresh=fresh, on_progress=on_progress, cancel=cancel,
+                            clock=clock, mem_limit_mb=mem_limit_mb, env=env)
     exp = experiments.get(p.experiment)
-    say = on_progress or (lambda pr: None)
-    t0 = clock()
-    env = dict(env) if env is not None else None
-    total = p.n_runs
-    n_points = len(p.points)
+    count = Counter(p, on_progress, clock)
     warning = busy_warning((env or {}).get("cores"))
     if warning:
-        say(_runner.Progress(exp.name, "", warning, 0, total, 0.0, 0, n_points))
+        count.say_run(warning)
     out: list[Record] = []
-    index = 0
     limit = mem_limit_mb if mem_limit_mb is not None else envinfo.available_mb() * 0.9
     for pi, point in enumerate(p.points):
-        n_rounds = int(point.get("rounds", 1))
         if env is None and needs_probe(store, point.get("device", "auto")):
-            say(_runner.Progress(exp.name, "", "measuring this machine once (TensorFlow's import, a matmul probe)",
-                                 index, total, clock() - t0, pi, n_points, 0, n_rounds))
-        run_env = env or environment(point.get("device", "auto"), store=store, launcher=launcher)
-        params = dict(point)
-        if "device" in params:
-            params["device"] = run_env["device"].lower()
-        fp = envinfo.fingerprint(run_env)
-        variants = list(p.variants)
-        ref = exp.reference
-        need_ref = ref is not None and ref not in variants
-        keys = {v: make_key(spec_of(exp.name, exp.version, v, params), fp)
-                for v in ([ref] if need_ref else []) + variants}
-        point_records: dict[str, Record] = {}
-        outputs: dict[str, dict] = {}
-        todo = []
-        for v in keys:  # the reference first, then the plan's order
-            stored = None if fresh else store.get(keys[v])
-            if stored is not None and (stored.details.get("transient") or stored.source != "local"):
-                stored = None  # a crash, time-out or memory kill is worth another try; a deterministic error is not;
-                # an imported record is another machine's word, never served as this machine's measurement
-            if stored is None:
-                todo.append(v)
-                continue
-            point_records[v] = stored.with_(cached=True)
-            if v in variants:
-                say(_runner.Progress(exp.name, v, "cached", index + n_rounds - 1, total, clock() - t0, pi, n_points,
-                                     n_rounds - 1, n_rounds))
-                index += n_rounds
-        state = {v: _Rounds() for v in todo}
-        for r in range(n_rounds):
-            k = r % len(todo) if todo else 0
-            for v in todo[k:] + todo[:k]:
-                st = state[v]
-                counted = v in variants
-                if st.final:
-                    continue  # its record stands since round 1 (and its rounds were counted then)
-                prog = lambda phase, v=v, i=index, r=r: say(_runner.Progress(  # noqa: E731
-                    exp.name, v, phase, i, total, clock() - t0, pi, n_points, r, n_rounds))
-                prog("queued")
-                before = _loadavg()
-                msg, raw = _one_round(exp, v, params, run_env, want_outputs=st.raw is None, launcher=launcher,
-                                      limit=limit, on_phase=prog, cancel=cancel, clock=clock)
-                after = _loadavg()
-                if before is not None and after is not None:
-                    st.loads.append([before, after])
-                if msg.get("type") == "result":
-                    metrics = dict(msg.get("metrics") or {})
-                    details = dict(msg.get("details") or {})
-                    _derived(metrics, details, run_env)  # per round: each round's own matmul rate
-                    st.metrics.append(metrics)
-                    if st.details is None:
-                        st.details = details
-                    if st.raw is None and raw is not None:
-                        st.raw = raw
-                else:
-                    st.failures.append((r, msg))
-                    st.final = r == 0 and not msg.get("transient")
-                done = st.final or r == n_rounds - 1
-                if done:
-                    rec = _record(exp, v, keys[v], params, run_env, st, n_rounds)
-                    if rec.ok and v == ref:
-                        rec = rec.with_(metrics={**rec.metrics, "max_abs_diff": 0.0})
-                        if st.raw is not None:
-                            store.put_outputs(keys[v], st.raw)
-                    if rec.ok and st.raw is not None:
-                        outputs[v] = _load_npz(st.raw)
-                    point_records[v] = rec
-                    store.put(rec)  # at once: a cancelled run keeps what finished
-                if counted:
-                    skipped = n_rounds - 1 - r if st.final else 0  # the rounds it will not run count as done
-                    say(_runner.Progress(exp.name, v, "done" if msg.get("type") == "result" else "failed",
-                                         index + skipped, total, clock() - t0, pi, n_points, r, n_rounds))
-                    index += 1 + skipped
-        if ref is not None:
-            _attach_diffs(store, exp.name, exp.version, ref, params, fp, point_records, outputs)
-        out.extend(point_records[v] for v in variants)
+            count.say_run("measuring this machine once (TensorFlow's import, a matmul probe)", pi)
+        run_env = dict(env) if env is not None else environment(point.get("device", "auto"), store=store,
+                                                                   launcher=launcher)
+        pt = open_point(store, exp, p, pi, point, run_env, fresh=fresh, count=count)
+        for r, v in pt.schedule():
+            if pt.state[v].final:
+                continue  # its record stands since round 1 (and its rounds were counted then)
+            prog = count.phase_reporter(pt, v, r)
+            prog("queued")
+            before = _loadavg()
+            msg, raw = measure(variant_task(exp, v, pt.params, run_env), want_outputs=pt.state[v].raw is None,
+                               timeout_s=pt.params.get("timeout_s", 900), launcher=launcher, limit=limit,
+                               on_phase=prog, cancel=cancel, clock=clock)
+            take_round(store, exp, pt, v, r, msg, raw, (before, _loadavg()), count=count)
+        out.extend(close_point(store, exp, pt))
     return out
 
 
-def _one_round(exp, v: str, params: Mapping, run_env: Mapping, *, want_outputs: bool, launcher, limit, on_phase,
-               cancel, clock) -> tuple[dict, bytes | None]:
-    """One variant in one fresh worker: its message, and its outputs (npz bytes) when asked for and returned."""
+class Counter:
+    """The progress of a run: tasks done so far (``index``) out of ``p.n_runs``, said through ``on_progress``."""
+
+    def __init__(self, p: Plan, on_progress, clock):
+        self.exp, self.total, self.n_points = p.experiment, p.n_runs, len(p.points)
+        self.say = on_progress or (lambda pr: None)
+        self.clock, self.t0, self.index = clock, clock(), 0
+
+    def say_run(self, phase: str, pi: int = 0) -> None:
+        """A line about the whole run (a warning, the environment probe)."""
+        self.say(_runner.Progress(self.exp, "", phase, self.index, self.total, self.clock() - self.t0, pi,
+                                  self.n_points))
+
+    def phase_reporter(self, pt: "OpenPoint", v: str, r: int, where: str = "") -> Callable[[str], None]:
+        i = self.index
+        return lambda phase: self.say(_runner.Progress(self.exp, v, phase, i, self.total, self.clock() - self.t0,
+                                                       pt.index, self.n_points, r, pt.n_rounds, where))
+
+    def finished(self, pt: "OpenPoint", v: str, r: int, phase: str, skipped: int = 0) -> None:
+        """A task of a plan variant ended (``skipped``: its later rounds that will not run count as done too)."""
+        self.say(_runner.Progress(self.exp, v, phase, self.index + skipped, self.total, self.clock() - self.t0,
+                                  pt.index, self.n_points, r, pt.n_rounds, pt.where))
+        self.index += 1 + skipped
+
+
+@dataclass
+class OpenPoint:
+    """One point of a plan while its rounds run: its keys, the records it has, each fresh variant's rounds."""
+
+    index: int
+    params: dict
+    run_env: dict
+    fp: dict
+    keys: dict  # variant -> key (the reference first when the plan needs it)
+    variants: list  # the plan's variants, in plan order
+    ref: str | None
+    n_rounds: int
+    todo: list  # variants to measure (not served from the store)
+    records: dict = field(default_factory=dict)
+    outputs: dict = field(default_factory=dict)
+    state: dict = field(default_factory=dict)
+    where: str = ""  # the node it runs on (a cluster run)
+
+    def schedule(self) -> list[tuple[int, str]]:
+        """(round, variant) in the order they run: every round each variant once, the order rotated per round."""
+        out = []
+        for r in range(self.n_rounds):
+            k = r % len(self.todo) if self.todo else 0
+            out += [(r, v) for v in self.todo[k:] + self.todo[:k]]
+        return out
+
+
+def open_point(store: Store, exp, p: Plan, pi: int, point: Mapping, run_env: Mapping, *, fresh: bool,
+               count: Counter, where: str = "") -> OpenPoint:
+    """A point's keys on the machine ``run_env`` describes, with what the store already has served (said as
+    "cached"): a crash, time-out or memory kill is worth another try, a deterministic error is not; an imported
+    record is another machine's word, never served as this machine's measurement."""
+    params = dict(point)
+    if "device" in params:
+        params["device"] = run_env["device"].lower()
+    fp = envinfo.fingerprint(dict(run_env))
+    variants = list(p.variants)
+    ref = exp.reference
+    need_ref = ref is not None and ref not in variants
+    keys = {v: make_key(spec_of(exp.name, exp.version, v, params), fp)
+            for v in ([ref] if need_ref else []) + variants}
+    pt = OpenPoint(pi, params, dict(run_env), fp, keys, variants, ref, int(point.get("rounds", 1)), [], where=where)
+    for v in keys:  # the reference first, then the plan's order
+        stored = None if fresh else store.get(keys[v])
+        if stored is not None and (stored.details.get("transient") or stored.source != "local"):
+            stored = None
+        if stored is None:
+            pt.todo.append(v)
+            pt.state[v] = _Rounds()
+            continue
+        pt.records[v] = stored.with_(cached=True)
+        if v in variants:
+            count.index += pt.n_rounds - 1
+            count.finished(pt, v, pt.n_rounds - 1, "cached")
+    return pt
+
+
+def take_round(store: Store, exp, pt: OpenPoint, v: str, r: int, msg: dict, raw: bytes | None,
+               loads: tuple, *, count: Counter) -> bool:
+    """Fold one finished round of ``v`` into its point; when it was its last (or its first failed for good), its
+    record is made and stored at once (a cancelled run keeps what finished). True when the record is made."""
+    st = pt.state[v]
+    if st.final:
+        return False  # a round already under way when an earlier one decided the record
+    before, after = loads
+    if before is not None and after is not None:
+        st.loads.append([before, after])
+    if msg.get("type") == "result":
+        metrics = dict(msg.get("metrics") or {})
+        details = dict(msg.get("details") or {})
+        _derived(metrics, details, pt.run_env)  # per round: each round's own matmul rate
+        st.metrics.append(metrics)
+        if st.details is None:
+            st.details = details
+        if st.raw is None and raw is not None:
+            st.raw = raw
+    else:
+        st.failures.append((r, msg))
+        st.final = r == 0 and not msg.get("transient")
+    st.seen += 1
+    done = st.final or st.seen == pt.n_rounds
+    if done:
+        rec = _record(exp, v, pt.keys[v], pt.params, pt.run_env, st, pt.n_rounds)
+        if rec.ok and v == pt.ref:
+            rec = rec.with_(metrics={**rec.metrics, "max_abs_diff": 0.0})
+            if st.raw is not None:
+                store.put_outputs(pt.keys[v], st.raw)
+        if rec.ok and st.raw is not None:
+            pt.outputs[v] = _load_npz(st.raw)
+        pt.records[v] = rec
+        store.put(rec)
+        st.final = True
+    if v in pt.variants:
+        skipped = pt.n_rounds - st.seen if done else 0  # the rounds it will not run count as done
+        count.finished(pt, v, r, "done" if msg.get("type") == "result" else "failed", skipped)
+    return done
+
+
+def close_point(store: Store, exp, pt: OpenPoint) -> list[Record]:
+    """The point's records in plan order, each fresh one with its ``max_abs_diff`` against the reference."""
+    if pt.ref is not None:
+        _attach_diffs(store, exp.name, exp.version, pt.ref, pt.params, pt.fp, pt.records, pt.outputs)
+    return [pt.records[v] for v in pt.variants]
+
+
+def variant_task(exp, v: str, params: Mapping, run_env: Mapping) -> dict:
+    """What a worker is given to measure ``v`` at ``params`` (JSON: it may travel to another machine)."""
+    return {"kind": "variant", "worker": exp.worker, "variant": v, "params": dict(params),
+            "device": run_env["device"], "preload": list(exp.preload)}
+
+
+def measure(task: dict, *, want_outputs: bool, timeout_s: float, launcher=_runner.launch_subprocess,
+            limit: float | None, on_phase=lambda p: None, cancel: threading.Event | None = None,
+            clock: Callable[[], float] = time.monotonic) -> tuple[dict, bytes | None]:
+    """One task in one fresh worker, under the time and memory limits: its message, and its outputs (npz bytes)
+    when asked for and returned."""
     with tempfile.TemporaryDirectory(prefix="rnnlab-") as tmp:
-        task = {"kind": "variant", "worker": exp.worker, "variant": v, "params": dict(params),
-                "device": run_env["device"], "outputs_path": os.path.join(tmp, "out.npz") if want_outputs else None,
-                "preload": list(exp.preload)}
-        msg = _runner.run_task(task, launcher=launcher, timeout_s=params.get("timeout_s", 900), mem_limit_mb=limit,
+        task = {**task, "outputs_path": os.path.join(tmp, "out.npz") if want_outputs else None}
+        msg = _runner.run_task(task, launcher=launcher, timeout_s=timeout_s, mem_limit_mb=limit,
                                on_phase=on_phase, cancel=cancel, clock=clock)
         raw = None
         path = msg.get("outputs_path") if msg.get("type") == "result" else None

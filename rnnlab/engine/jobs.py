@@ -97,8 +97,9 @@ class JobManager:
         with self._lock:
             return self._jobs.get(key)
 
-    def submit(self, p: api.Plan, *, fresh: bool = False) -> Job:
-        """Start (or join) the run of this plan. Refuses a new run while ``max_active`` runs are going."""
+    def submit(self, p: api.Plan, *, fresh: bool = False, cluster: str | None = None) -> Job:
+        """Start (or join) the run of this plan. Refuses a new run while ``max_active`` runs are going.
+        ``cluster``: a Ray address or "local" (``engine.cluster``): the run's tasks go there."""
         key = plan_key(p)
         with self._lock:
             job = self._jobs.get(key)
@@ -107,10 +108,10 @@ class JobManager:
             self._refuse_if_full()
             job = Job(key=key, plan=p, started=time.monotonic())
             self._jobs[key] = job
-        threading.Thread(target=self._work, args=(job, fresh), daemon=True, name=f"rnnlab-{key}").start()
+        threading.Thread(target=self._work, args=(job, fresh, cluster), daemon=True, name=f"rnnlab-{key}").start()
         return job
 
-    def _work(self, job: Job, fresh: bool) -> None:
+    def _work(self, job: Job, fresh: bool, cluster: str | None = None) -> None:
         def on_progress(pr: Progress) -> None:
             if pr.warning:
                 job.warnings.append(pr.phase[len("warning: "):])
@@ -121,7 +122,15 @@ class JobManager:
 
         try:
             kw = {"store": self._store_factory()} if self._store_factory else {}
-            job.records = self._runner(job.plan, fresh=fresh, on_progress=on_progress, cancel=job.cancel, **kw)
+            if cluster:
+                from rnnlab.engine.cluster import Cluster
+
+                with Cluster(cluster) as c:
+                    job.note = f"on the Ray cluster {cluster} ({len(c.nodes)} node(s))"
+                    job.records = self._runner(job.plan, fresh=fresh, on_progress=on_progress, cancel=job.cancel,
+                                               cluster=c, **kw)
+            else:
+                job.records = self._runner(job.plan, fresh=fresh, on_progress=on_progress, cancel=job.cancel, **kw)
             job.state = "done"
         except Cancelled:
             job.state = "cancelled"

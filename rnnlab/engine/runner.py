@@ -52,6 +52,7 @@ class Progress:
     n_points: int = 1
     round: int = 0  # 0-based
     n_rounds: int = 1
+    where: str = ""  # the cluster node the task runs on ("": this machine)
 
     @property
     def warning(self) -> bool:

@@ -116,7 +116,24 @@ def run_task(task: dict, send) -> None:
     send({"type": "result", "metrics": metrics, "details": details, "outputs_path": outputs_path})
 
 
+def _end_with_parent(poll_s: float = 1.0) -> None:
+    """Exit when the process that started this worker is gone (killed without a chance to kill its workers, e.g.
+    a Ray task force-cancelled): a worker runs in its own session, so nothing else would end it."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll_s)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main() -> int:
+    _end_with_parent()
     msg_stream = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # everything else printed to stdout lands on stderr
     sys.stdout = sys.stderr

@@ -15,6 +15,7 @@ from rnnlab.core import rules
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store
+from rnnlab.core.views import TableView
 from rnnlab.engine import api
 from rnnlab.judge import select
 from rnnlab.present import tables
@@ -62,6 +63,37 @@ def filtered(df: pd.DataFrame, *, experiments: Sequence[str] = (), variants: Seq
                + df["status"].astype(str)).str.lower()
         mask &= hay.str.contains(t, regex=False)
     return df[mask].sort_values("created_at", ascending=False).reset_index(drop=True)
+
+
+# the metrics the "by machine" view offers (``fmt.label`` names them)
+MACHINE_METRICS = ("fwd_ms", "train_ms", "build_s", "peak_mem_mb")
+metric_label = fmt.label
+
+
+def by_machine(records: Sequence[Record], metric: str = "fwd_ms") -> TableView:
+    """One row per (experiment, configuration, variant), one column per machine (``select.machine_key``: origin,
+    environment fingerprint, matmul-rate class; named by ``select.machine_labels``): a CPU box and a GPU box side by
+    side. Each cell is the record that stands there (``select.dedupe``), flagged when noisy (``tables.metric_cell``);
+    nothing is divided across machines. Failed records and rows no machine measured are left out."""
+    recs = [r for r in select.dedupe(records) if r.ok and metric in r.metrics]
+    labels = select.machine_labels(recs)
+    order = sorted(labels, key=lambda k: (min(select.SOURCE_RANK.get(r.source, 3) for r in recs
+                                              if select.machine_key(r) == k), labels[k]))
+    cells: dict[tuple, dict[str, Record]] = {}
+    for r in recs:
+        cells.setdefault((r.experiment, fmt.fmt_params(select.config_of(r)), r.variant), {})[select.machine_key(r)] = r
+    rows, raw = [], []
+    for (exp, config, variant), per in sorted(cells.items()):
+        rows.append((exp, config, variant, *(tables.metric_cell(per[k], metric) if k in per else fmt.MISSING
+                                              for k in order)))
+        raw.append((exp, config, variant, *(per[k].metrics[metric] if k in per else None for k in order)))
+    machines = {labels[k]: next(r for r in recs if select.machine_key(r) == k) for k in order}
+    caption = ("One column per machine; a cell is that machine's own record, never a ratio across machines. "
+               + "; ".join(f"{name}: {r.machine} ({select.device_of(r)}, TF {r.env.get('tf') or '?'})"
+                           for name, r in machines.items()))
+    return TableView(title=f"{fmt.label(metric)} by machine", caption=caption,
+                     columns=("experiment", "configuration", "variant", *(labels[k] for k in order)),
+                     rows=tuple(rows), raw=tuple(raw))
 
 
 def csv_bytes(records: Sequence[Record]) -> bytes:

@@ -290,3 +290,22 @@ def test_the_sidebar_and_the_gflops_chart_quote_one_matmul_rate():
     at = open_app()
     no_errors(at)
     assert f"matmul rate {rate}" in " ".join(c.value for c in at.sidebar.caption)
+
+
+# -- the Results page's "by machine" view ------------------------------------------------------------------------------
+@pytest.mark.parametrize("case", list(CASES))
+def test_by_machine_gives_each_machine_its_own_column_and_never_divides_across(case):
+    from rnnlab.present import results as R
+
+    recs = two_machines(case)
+    view = R.by_machine(recs, "fwd_ms")
+    machines = view.columns[3:]
+    assert len(machines) == 2 and len(set(machines)) == 2  # one column per machine, named apart
+    rows = {(r[1], r[2]): r for r in view.raw}
+    # seq_len 100 was measured on both: side by side, each its own figure (A: 10/15 ms, B: 3/1 ms)
+    at_100 = {k[1]: v[3:] for k, v in rows.items() if "100 steps" in k[0]}
+    assert sorted(at_100["tf1_static"]) == [3.0, 10.0] and sorted(at_100["tf1_dynamic"]) == [1.0, 15.0]
+    # seq_len 25 only on A, 400 only on B: the other machine's cell is empty, not borrowed
+    only = [v[3:] for k, v in rows.items() if "25 steps" in k[0] or "400 steps" in k[0]]
+    assert only and all(sum(x is not None for x in cells) == 1 for cells in only)
+    assert all(r.machine in view.caption for r in recs)

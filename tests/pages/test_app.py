@@ -408,6 +408,27 @@ def test_results_text_filter_and_bad_text_are_harmless():
     assert len(at.dataframe[0].value) == 0
 
 
+def test_results_by_machine_sets_an_imported_machine_beside_this_one():
+    seed_store()
+    other = {**this_env(), "cpu": "NVIDIA box CPU", "machine": "gpu-box, 8 cores", "device": "GPU", "gpu": "A100"}
+    Store().put_many([make_record(v, SEED).with_(source="imported", env=other, key=f"{i:064x}")
+                      for i, v in enumerate(("tf1_static", "keras"))])
+    at = app("pages/results.py")
+    assert [t for t in at.sidebar.text_input if t.key == "run.cluster"]  # "Runs go to" (never in hosted mode)
+    assert [c for c in at.sidebar.caption if "Store: " in c.value]
+    at.session_state["results.view"] = "by machine"
+    at.run()
+    no_errors(at)
+    frame = at.dataframe[0].value
+    machines = [c for c in frame.columns if c not in ("experiment", "configuration", "variant")]
+    assert len(machines) == 2 and any("gpu-box" in c for c in machines) and "this machine" in machines
+    assert any("never a ratio across machines" in c.value for c in at.caption)
+    fwd = at.dataframe[0].value
+    at.selectbox(key="results.machine-metric").set_value("train_ms").run()
+    no_errors(at)
+    assert not at.dataframe[0].value.equals(fwd)  # the train step's figures now
+
+
 # -- speed and imports ---------------------------------------------------------------------------------------------
 _PROBE = textwrap.dedent("""
     import json, sys, time
