@@ -413,9 +413,10 @@ def test_results_by_machine_sets_an_imported_machine_beside_this_one():
     other = {**this_env(), "cpu": "NVIDIA box CPU", "machine": "gpu-box, 8 cores", "device": "GPU", "gpu": "A100"}
     Store().put_many([make_record(v, SEED).with_(source="imported", env=other, key=f"{i:064x}")
                       for i, v in enumerate(("tf1_static", "keras"))])
+    home = app()  # the sidebar as AppTest sees it: on the router's first page
+    assert [t for t in home.sidebar.text_input if t.key == "run.cluster"]  # "Runs go to" (never in hosted mode)
+    assert [c for c in home.sidebar.caption if "Store: " in c.value]
     at = app("pages/results.py")
-    assert [t for t in at.sidebar.text_input if t.key == "run.cluster"]  # "Runs go to" (never in hosted mode)
-    assert [c for c in at.sidebar.caption if "Store: " in c.value]
     at.session_state["results.view"] = "by machine"
     at.run()
     no_errors(at)

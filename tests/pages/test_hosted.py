@@ -103,9 +103,12 @@ def test_results_has_no_delete_control_and_says_read_only():
     assert not [b for b in at.button if "delete" in (b.key or "")]
     assert not at.get("popover"), "no Delete popover at all in hosted mode"
     assert any("read-only in this demo" in plain(i.value) for i in at.info)
-    # no Ray cluster to send runs to, and no server path (outside hosted mode both are in the sidebar)
-    assert not [t for t in at.sidebar.text_input if t.key == "run.cluster"]
-    assert not [c for c in at.sidebar.caption if "Store: " in c.value]
+    # no Ray cluster to send runs to, and no server path (outside hosted mode both are in the sidebar:
+    # test_app's test_results_by_machine_...)
+    home = app()
+    assert [c for c in home.sidebar.caption if "This machine's store" in c.value]  # the sidebar is there
+    assert not [t for t in home.sidebar.text_input if t.key == "run.cluster"]
+    assert not [c for c in home.sidebar.caption if "Store: " in c.value]
 
 
 def test_an_upload_is_shown_to_that_session_only_and_never_stored():
