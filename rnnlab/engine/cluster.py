@@ -160,7 +160,7 @@ def run(p: api.Plan, cluster: Cluster, *, store: Store, fresh: bool = False,
             node = cluster.nodes[pi % len(cluster.nodes)]
             requested = point.get("device", "auto")
             if (node.id, requested) not in envs:
-                if env is None:
+                if env is None and (not cluster.local or api.needs_probe(store, requested)):
                     count.say_run(f"reading {node.name}'s environment (TensorFlow's import, a matmul probe)", pi)
                 envs[node.id, requested] = dict(env) if env is not None else cluster.environment(node, requested, store)
             pt = api.open_point(store, exp, p, pi, point, envs[node.id, requested], fresh=fresh, count=count,
