@@ -81,8 +81,8 @@ if view == "by machine":
     metric = m[0].selectbox("metric", R.MACHINE_METRICS, format_func=R.metric_label, key=P + "machine-metric")
     exps = m[1].multiselect("experiment", sorted({r.experiment for r in records}), key=P + "machine-experiment",
                             placeholder="all experiments")
-    ui.table(R.by_machine([r for r in records if not exps or r.experiment in exps], metric),
-             key=P + "by-machine", max_lines=2)
+    mv = R.by_machine([r for r in records if not exps or r.experiment in exps], metric)
+    ui.table(mv, key=P + "by-machine", max_lines=1, height=min(600, 35 * (len(mv.rows) + 1) + 3))
     st.stop()
 
 df = R.frame(records)

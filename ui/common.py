@@ -234,10 +234,10 @@ def frame_table(frame, *, key: str | None = None, config: dict | None = None, bu
 
 
 def table(view: TableView, *, key: str | None = None, caption: bool = True, config: dict | None = None,
-          budget: int = FULL, max_lines: int = 3) -> None:
+          budget: int = FULL, max_lines: int = 3, height=None) -> None:
     """A TableView as on screen: formatted strings that fit the column, the caption (configuration, source)
     under it."""
-    frame_table(to_frame(view), key=key, config=config, budget=budget, max_lines=max_lines)
+    frame_table(to_frame(view), key=key, config=config, budget=budget, max_lines=max_lines, height=height)
     if caption and view.caption:
         st.caption(view.caption)
 
