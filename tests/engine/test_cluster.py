@@ -238,3 +238,73 @@ def test_a_killed_ray_task_is_an_error_record_and_its_worker_ends_too(local_clus
     (rec,) = out["recs"]
     assert rec.error.startswith("the Ray task on ") and rec.details.get("transient")
     worker.wait(timeout=5)  # gone within its watch interval, not after the minute it would sleep
+
+
+# -- two nodes of different hardware, without Ray: a scripted cluster ---------------------------------------------------
+class _Ref:
+    def __init__(self, result):
+        self.result = result
+
+
+class _FakeRay:
+    """What ``cluster.run`` uses of Ray: ``wait`` (every task finishes at once), ``get``, ``cancel``."""
+
+    def __init__(self):
+        self.cancelled = []
+
+    def wait(self, refs, num_returns=1, timeout=None):
+        return refs[:num_returns], refs[num_returns:]
+
+    def get(self, ref):
+        if isinstance(ref.result, BaseException):
+            raise ref.result
+        return ref.result
+
+    def cancel(self, ref, force=False):
+        self.cancelled.append(ref)
+
+
+class _TwoNodes:
+    """A CPU box and a GPU box: each task's node and environment noted; the GPU box is 10x faster."""
+
+    def __init__(self):
+        from rnnlab.engine.cluster import Node
+
+        self.ray, self.local = _FakeRay(), False
+        self.nodes = [Node("a", "cpu-box", 2, 0), Node("b", "gpu-box", 16, 1)]
+        self.envs = {"a": {**ENV, "machine": "cpu-box", "cpu": "cpu"},
+                     "b": {**ENV, "machine": "gpu-box", "cpu": "xeon", "device": "GPU", "gpu": "A100"}}
+        self.tasks = []
+
+    def environment(self, node, requested, store=None):
+        return dict(self.envs[node.id])
+
+    def submit(self, node, task, *, timeout_s, mem_limit_mb):
+        self.tasks.append((node.name, task["variant"], task["params"]["units"], task["device"]))
+        ms = 2.0 if node.id == "a" else 0.2
+        if task["variant"] == "b" and node.id == "b":
+            return _Ref(RuntimeError("The actor died unexpectedly"))  # the Ray task itself dies
+        return _Ref(({"type": "result", "metrics": {"fwd_ms": ms}, "details": {}}, None, (0.1, 0.2)))
+
+
+def test_points_are_dealt_to_the_nodes_and_each_keeps_its_own_machine(fakes, tmp_path):
+    from rnnlab.engine import cluster
+
+    c = _TwoNodes()
+    p = api.plan("fake_r", overrides={"units": [4, 8], "rounds": 2}, variants=["a", "b"])
+    recs = cluster.run(p, c, store=Store(tmp_path / "s.sqlite"))
+    # point 1 on the CPU box, point 2 on the GPU box; every round of a point (and its reference) on its node
+    assert {(n, u) for n, _, u, _ in c.tasks} == {("cpu-box", 4), ("gpu-box", 8)}
+    assert len(c.tasks) == 2 * 3 * 2  # 2 points x (a, b + the reference) x 2 rounds
+    by = {(r.params["units"], r.variant): r for r in recs}
+    assert by[4, "a"].env["machine"] == "cpu-box" and by[8, "a"].env["machine"] == "gpu-box"
+    assert by[8, "a"].params["device"] == "gpu" and by[8, "a"].metrics["fwd_ms"] == 0.2
+    from rnnlab.core import envinfo
+    from rnnlab.core.record import make_key
+
+    for (units, v), r in by.items():  # each record keyed by its own node's machine fingerprint
+        node = "a" if units == 4 else "b"
+        assert r.key == make_key(api.spec_of("fake_r", FAKE_R.version, v, r.params), envinfo.fingerprint(c.envs[node]))
+    # a dead Ray task: a transient error record for that variant on that node; the rest stands
+    assert by[8, "b"].error.startswith("the Ray task on gpu-box failed: The actor died") and by[8, "b"].details["transient"]
+    assert by[4, "b"].ok
