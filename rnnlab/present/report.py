@@ -29,7 +29,10 @@ def commit() -> str:
 def chart_view(chart, title: str, caption: str, records: Sequence[Record]) -> ChartView | None:
     if chart is None:
         return None
-    return ChartView(title=title, caption=caption, spec=chart.to_dict(), provenance=select.provenance(records))
+    # not validated against the Vega-Lite schema on every render (a third of a page's build time): the specs come
+    # from code, and tests/present/test_chart_specs.py validates every chart of every page's view
+    return ChartView(title=title, caption=caption, spec=chart.to_dict(validate=False),
+                     provenance=select.provenance(records))
 
 
 def config_title(exp_title: str, group: select.Group, groups: Sequence[select.Group]) -> str:

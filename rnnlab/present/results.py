@@ -89,8 +89,8 @@ def by_machine(records: Sequence[Record], metric: str = "fwd_ms") -> TableView:
         raw.append((exp, config, variant, *(per[k].metrics[metric] if k in per else None for k in order)))
     machines = {labels[k]: next(r for r in recs if select.machine_key(r) == k) for k in order}
     caption = ("One column per machine; a cell is that machine's own record, never a ratio across machines. "
-               + "; ".join(f"{name}: {select.device_of(r)}, TF {r.env.get('tf') or '?'}"
-                           for name, r in machines.items()))
+               + "; ".join(f"{name}: " + ("" if r.machine in name else f"{r.machine}, ")
+                           + f"{select.device_of(r)}, TF {r.env.get('tf') or '?'}" for name, r in machines.items()))
     return TableView(title=f"{fmt.label(metric)} by machine", caption=caption,
                      columns=("experiment", "configuration", "variant", *(labels[k] for k in order)),
                      rows=tuple(rows), raw=tuple(raw))
