@@ -17,7 +17,7 @@ from rnnlab.commands._output import quiet
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 
-COMMANDS = ("env", "list_", "run", "results", "export", "import_", "convert", "claims", "bench_stability")
+COMMANDS = ("env", "list_", "run", "results", "export", "import_", "convert", "claims", "bench_stability", "calibrate")
 
 
 class _Parser(argparse.ArgumentParser):

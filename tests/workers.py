@@ -90,3 +90,78 @@ class FakeLauncher:
         return ScriptedWorker(phases + [{"type": "result", "metrics": dict(got),
                                          "details": {"fwd_flops": 4e6, "kernel": "test", "worker_wall_s": 1.0},
                                          "outputs_path": path}])
+
+
+def run_series(params, variant, ctx):
+    """A worker function timing three series through ``ctx.series`` (as ``tf.measure.time_runner`` does), no
+    TensorFlow: each step sleeps ``params["units"]`` microseconds, twice as long for variant ``slow``."""
+    us = params["units"] * (2.0 if variant == "slow" else 1.0)
+    out = {}
+    for metric in ("build_s", "fwd_ms", "train_ms"):
+        ctx.phase(metric)
+        samples = ctx.series(metric, lambda: time.sleep(us * 1e-6), repeats=3, warmup=1)
+        out[metric] = float(np.median(samples)) * (1000.0 if metric.endswith("_ms") else 1.0)
+    return {"metrics": out, "details": {"kernel": "test"},
+            "outputs": {"outputs": np.arange(6, dtype=np.float32).reshape(2, 3)}}
+
+
+class ServingWorker:
+    """A scripted interleaved worker (``engine.interleave``): ready at the start gate, then at each of ``ops``; a
+    window's value is ``value(op, n)`` (n: the window's index); after the last op, its result. ``fail_at``: the op
+    whose first window ends it with an error instead."""
+
+    def __init__(self, task, value, ops=("build_s", "fwd_ms", "train_ms"), fail_at=None):
+        self.task, self.value, self.ops, self.fail_at = task, value, list(ops), fail_at
+        self.q = [{"type": "phase", "phase": "starting"}, {"type": "ready", "op": "start"}]
+        self.i, self.n, self.code, self.sent = -1, 0, None, []
+
+    def read(self, timeout):
+        return self.q.pop(0) if self.q else None
+
+    def send(self, msg):
+        self.sent.append(msg)
+        if msg["cmd"] == "next":
+            self.i += 1
+            if self.i < len(self.ops):
+                self.q.append({"type": "ready", "op": self.ops[self.i]})
+            else:
+                path = self.task.get("outputs_path")
+                if path:
+                    np.savez(path, outputs=np.arange(6, dtype=np.float32).reshape(2, 3))
+                self.q.append({"type": "result", "metrics": {"fwd_ms": 1.0}, "details": {"kernel": "test"},
+                               "outputs_path": path})
+                self.code = 0
+        else:
+            op = self.ops[self.i]
+            if op == self.fail_at:
+                self.q.append({"type": "error", "reason": f"failed at {op}"})
+                self.code = 0
+                return
+            self.q.append({"type": "window", "op": op, "value": self.value(self.task, op, self.n)})
+            self.n += 1
+
+    def poll(self):
+        return self.code if not self.q else None
+
+    def kill(self):
+        self.code = -9
+        self.q = []
+
+    def rss_mb(self):
+        return 10.0
+
+    def stderr_tail(self):
+        return ""
+
+
+class ServingLauncher:
+    """``launcher=ServingLauncher(value)``: every task a ``ServingWorker``; ``fail`` maps a variant to the op it
+    fails at."""
+
+    def __init__(self, value, fail=None):
+        self.value, self.fail, self.workers = value, fail or {}, []
+
+    def __call__(self, task):
+        w = ServingWorker(task, self.value, fail_at=self.fail.get(task["variant"]))
+        self.workers.append(w)
+        return w

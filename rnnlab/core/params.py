@@ -144,11 +144,18 @@ PARAMS: dict[str, Param] = {p.name: p for p in [
     _P("seed", "int", 0, "seed for weights and inputs (same for every variant)", 0, 2**31 - 1),
     _P("timeout_s", "int", 900, "time limit per variant worker, seconds", 5, 7200),
     _P("rounds", "int", 1, "fresh worker processes per variant; the figure is the median of the rounds", 1, 20),
+    _P("protocol", "choice", "interleaved", "interleaved: every variant's worker alive at once, timed in short "
+       "windows in a random order (paired ratios); sequential: one worker after the other",
+       choices=("interleaved", "sequential")),
+    _P("live", "int", 16, "interleaved: at most this many workers alive at once; more variants run in groups, each "
+       "with the reference", 2, 64),
+    _P("budget_s", "int", 120, "interleaved: seconds of timed windows per point, shared by its rounds; windows are "
+       "added while a comparison with the reference is too noisy to call", 5, 3600),
 ]}
 
 # Params added after records were first stored, with the value a record without them was measured with: a stored
 # record lacking ``rounds`` ran one round (schema 1). Comparisons of params fill these in (judge.select.same_config).
-IMPLIED: dict[str, Any] = {"rounds": 1}
+IMPLIED: dict[str, Any] = {"rounds": 1, "protocol": "sequential"}
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,24 @@ def call(interval, at_least: float = MARGIN) -> str:
     return NOISY
 
 
+LOWER, HIGHER, SAME = "lower", "higher", "about the same"  # what :func:`direction` decides, besides NOISY
+
+
+def direction(interval, margin: float = MARGIN) -> str:
+    """The one rule every sentence about a difference follows, from the interval of A/B: ``LOWER`` when the whole
+    interval clears the margin below 1 (A at most ``1 - margin`` of B: :func:`call` "holds"), ``HIGHER`` when it clears
+    it above (B at most ``1 - margin`` of A), ``SAME`` when the whole interval lies inside the margin, else ``NOISY``.
+    The margin is symmetric on a log scale: 0.9 below, 1/0.9 = 1.11 above."""
+    low, high = 1.0 - margin, 1.0 / (1.0 - margin)
+    if interval.hi <= low:
+        return LOWER
+    if interval.lo >= high:
+        return HIGHER
+    if interval.lo > low and interval.hi < high:
+        return SAME
+    return NOISY
+
+
 def noisy(spread: float | None) -> bool:
     """Rounds whose spread ((max - min) / median) exceeds ``NOISE``."""
     return spread is not None and spread > NOISE

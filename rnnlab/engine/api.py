@@ -121,10 +121,15 @@ def plan(experiment: str, *, preset: str | None = None, overrides: Mapping[str, 
     chosen = list(dict.fromkeys(chosen))
     if exp.check is not None:
         for p in points:
-            if available_mb is None:
-                exp.check(p, tuple(chosen))
-            else:
-                exp.check(p, tuple(chosen), available_mb=available_mb)
+            avail = available_mb if available_mb is not None else envinfo.available_mb()
+            live = min(int(p.get("live", 16)), len(chosen) + 1) if p.get("protocol") == "interleaved" else 1
+            try:  # interleaved: every live worker of a point must fit at once
+                exp.check(p, tuple(chosen), available_mb=avail / live)
+            except RnnlabError as e:
+                if live == 1:
+                    raise
+                raise RnnlabError(f"{e} (interleaved: {live} workers alive at once share {avail:,.0f} MB; "
+                                  "--set live=2 or --set protocol=sequential needs less)") from None
     return Plan(exp.name, tuple(points), tuple(chosen), preset)
 
 
@@ -294,7 +299,7 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False) -> Est
 
 
 # -- running ----------------------------------------------------------------------------------------------------
-NOT_KEYED = ("timeout_s",)  # a limit, not part of what is measured (the cache key leaves it out)
+NOT_KEYED = ("timeout_s", "live")  # limits, not part of what is measured (the cache key leaves them out)
 
 
 def spec_of(experiment: str, version: int, variant: str, params: Mapping[str, Any]) -> dict:
@@ -344,6 +349,8 @@ class _Rounds:
     raw: bytes | None = None  # the first successful round's outputs (npz)
     failures: list = field(default_factory=list)  # (round, message) of each failed round
     loads: list = field(default_factory=list)  # [before, after]: the 1-minute load around each round's worker
+    windows: list = field(default_factory=list)  # interleaved: each round's {metric: window values}
+    stops: list = field(default_factory=list)  # interleaved: each round's {metric: why its windows stopped}
     final: bool = False  # its record is made (all rounds seen, or the first failed deterministically)
     seen: int = 0  # rounds finished
 
@@ -386,6 +393,12 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
         run_env = dict(env) if env is not None else environment(point.get("device", "auto"), store=store,
                                                                    launcher=launcher)
         pt = open_point(store, exp, p, pi, point, run_env, fresh=fresh, count=count)
+        if pt.params.get("protocol") == "interleaved" and pt.todo:
+            for group in live_groups(pt):
+                _run_interleaved(store, exp, pt, group, count=count, launcher=launcher, limit=limit, cancel=cancel,
+                                 clock=clock)
+            out.extend(close_point(store, exp, pt))
+            continue
         for r, v in pt.schedule():
             if pt.state[v].final:
                 continue  # its record stands since round 1 (and its rounds were counted then)
@@ -398,6 +411,86 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
             take_round(store, exp, pt, v, r, msg, raw, (before, _loadavg()), count=count)
         out.extend(close_point(store, exp, pt))
     return out
+
+
+def live_groups(pt: "OpenPoint") -> list[list[str]]:
+    """The variants to measure in groups of at most ``live`` workers alive at once, the reference in the first (the
+    later groups measure it again beside theirs, so each of their pairs with it is timed side by side)."""
+    live = max(2, int(pt.params.get("live", 16)))
+    first = [pt.ref] if pt.ref in pt.todo else []
+    others = [v for v in pt.todo if v not in first]
+    size = live - 1  # the reference takes one place in every group
+    chunks = [others[i:i + size] for i in range(0, len(others), size)] or [[]]
+    return [first + chunks[0], *chunks[1:]] if first or chunks[0] else []
+
+
+def _run_interleaved(store: Store, exp, pt: "OpenPoint", todo: list, *, count: "Counter", launcher, limit, cancel,
+                     clock) -> None:
+    """A point's rounds under the interleaved protocol (``engine.interleave.run_point``): per round every variant to
+    measure, and the reference (measured again when it was served from the store, so every pair is timed side by
+    side), in fresh workers alive at once. Each round is folded and stored as a sequential run's is (``take_round``);
+    a point whose comparisons are all decided ends early, and progress says why each series stopped."""
+    import random
+    import uuid
+
+    from rnnlab.engine import interleave
+
+    ref_rec = pt.records.get(pt.ref) if pt.ref is not None and pt.ref not in todo else None
+    companion = pt.ref if ref_rec is not None and ref_rec.ok else None
+    arms = ([companion] if companion else []) + list(todo)
+    pt.session = uuid.uuid4().hex[:12]
+    planned = pt.n_rounds = int(pt.params.get("rounds", 1))  # an earlier group may have ended early
+    progs: dict = {}
+    companion_windows: list = []
+    tmp = tempfile.TemporaryDirectory(prefix="rnnlab-")
+
+    def make_tasks(r: int) -> dict:
+        progs.update({a: count.phase_reporter(pt, a, r) for a in arms})
+        progs["_load"] = _loadavg()
+        return {a: {**variant_task(exp, a, pt.params, pt.run_env),
+                    "outputs_path": os.path.join(tmp.name, f"{r}-{i}.npz")
+                    if a in todo and pt.state[a].raw is None else None} for i, a in enumerate(arms)}
+
+    def fold(r: int, got, last: bool) -> None:
+        if last:
+            pt.n_rounds = r + 1  # every comparison decided: the rounds left are not needed
+        loads = (progs["_load"], _loadavg())
+        if companion:
+            companion_windows.append(got.windows.get(companion, {}))
+        for v in todo:
+            msg = got.messages.get(v) or {"type": "error", "transient": True, "reason": "the worker said nothing"}
+            raw = None
+            path = msg.get("outputs_path") if msg.get("type") == "result" else None
+            if path and os.path.exists(path):
+                with open(path, "rb") as f:
+                    raw = f.read()
+            pt.state[v].windows.append(got.windows.get(v, {}))
+            pt.state[v].stops.append(dict(got.stops))
+            take_round(store, exp, pt, v, r, msg, raw, loads, count=count)
+        count.say_run(f"round {r + 1} of {planned}: " + interleave.stop_words(got.stops), pt.index)
+        if last and pt.n_rounds < planned:
+            count.index += (planned - pt.n_rounds) * sum(v in pt.variants for v in todo)
+            count.say_run(f"every comparison with {pt.ref} decided after {pt.n_rounds} rounds: the other "
+                          f"{planned - pt.n_rounds} not needed", pt.index)
+
+    with tmp:
+        interleave.run_point(make_tasks, ref=pt.ref, rounds=planned, budget_s=float(pt.params.get("budget_s", 120)),
+                             on_round=fold, on_phase=lambda r, a, ph: progs[a](ph), rng=random.Random(pt.session),
+                             launcher=launcher, timeout_s=pt.params.get("timeout_s", 900), mem_limit_mb=limit,
+                             cancel=cancel, clock=clock)
+    if companion and companion_windows:
+        rec = pt.records[companion]
+        paired = dict(rec.details.get("paired") or {})
+        paired[pt.session] = _by_metric(companion_windows)
+        rec = rec.with_(details={**rec.details, "paired": paired})
+        store.put(rec.with_(cached=False))
+        pt.records[companion] = rec
+
+
+def _by_metric(rounds: list) -> dict:
+    """[{metric: windows} per round] -> {metric: [windows per round]} (a round without a metric: [])."""
+    names = dict.fromkeys(m for r in rounds for m in r)
+    return {m: [list(r.get(m, [])) for r in rounds] for m in names}
 
 
 class Counter:
@@ -442,6 +535,7 @@ class OpenPoint:
     outputs: dict = field(default_factory=dict)
     state: dict = field(default_factory=dict)
     where: str = ""  # the node it runs on (a cluster run)
+    session: str = ""  # interleaved: the id every record of this point run pairs its windows under
 
     def schedule(self) -> list[tuple[int, str]]:
         """(round, variant) in the order they run: every round each variant once, the order rotated per round."""
@@ -507,7 +601,7 @@ def take_round(store: Store, exp, pt: OpenPoint, v: str, r: int, msg: dict, raw:
     st.seen += 1
     done = st.final or st.seen == pt.n_rounds
     if done:
-        rec = _record(exp, v, pt.keys[v], pt.params, pt.run_env, st, pt.n_rounds)
+        rec = _record(exp, v, pt.keys[v], pt.params, pt.run_env, st, pt.n_rounds, pt.session)
         if rec.ok and v == pt.ref:
             rec = rec.with_(metrics={**rec.metrics, "max_abs_diff": 0.0})
             if st.raw is not None:
@@ -553,7 +647,8 @@ def measure(task: dict, *, want_outputs: bool, timeout_s: float, launcher=_runne
     return msg, raw
 
 
-def _record(exp, v: str, key: str, params: Mapping, run_env: Mapping, st: _Rounds, n_rounds: int) -> Record:
+def _record(exp, v: str, key: str, params: Mapping, run_env: Mapping, st: _Rounds, n_rounds: int,
+            session: str = "") -> Record:
     """A variant's record from its rounds: the medians of the successful rounds, or an error record when none
     succeeded. A one-round record is what a run made before rounds existed, plus ``rounds`` = that one round."""
     if not st.metrics:
@@ -565,6 +660,10 @@ def _record(exp, v: str, key: str, params: Mapping, run_env: Mapping, st: _Round
         return Record(key=key, experiment=exp.name, variant=v, params=params, metrics={}, env=run_env,
                       created_at=utc_now(), error=str(first.get("reason") or "failed"), details=details)
     details = dict(st.details or {})
+    if session:
+        details["protocol"] = "interleaved"
+        details["paired"] = {session: _by_metric(st.windows)}
+        details["paired_stop"] = st.stops
     if n_rounds > 1:
         details["rounds"] = n_rounds
         if st.loads:

@@ -1,10 +1,43 @@
-"""What a worker function gets besides its params: the device it runs on and a way to report its phase."""
+"""What a worker function gets besides its params: the device it runs on, a way to report its phase, and
+``series``: the one way a worker times a repeated step, so the harness can interleave it with other workers.
+
+Two protocols (``protocol`` parameter; ``core.protocol``):
+
+- ``sequential``: ``series`` warms up, then times ``repeats`` steps one after the other and returns them.
+- ``interleaved``: ``series`` warms up, says ``ready`` to the manager and blocks on its pipe (no CPU) until the manager
+  asks for a *window* (``n`` steps, timed as one) or says ``next``. The manager asks every live worker of a point for
+  windows in a random order, many times, so each ratio pairs windows timed seconds apart (``engine.interleave``).
+  A window's value is the median of its steps: a step the scheduler interrupted moves it little.
+- ``inject`` (``calibrate`` only): every timed step also does extra CPU work (a NumPy matmul loop) calibrated after
+  the warm-up to take that share of the step's own median time: a slowdown of known size inside the timed step.
+"""
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Callable
+
+
+class Channel:
+    """The worker's side of the manager's pipe: ``send`` a message, ``recv`` the next command (blocking)."""
+
+    def __init__(self, send: Callable[[dict], None], recv: Callable[[], dict | None]):
+        self.send, self.recv = send, recv
+
+    def gate(self, op: str) -> dict:
+        """Say ``ready`` at ``op`` and wait for the manager's next command."""
+        self.send({"type": "ready", "op": op})
+        cmd = self.recv()
+        if cmd is None:  # the manager closed the pipe: it is gone or done with us
+            raise SystemExit(0)
+        return cmd
+
+
+def unit_scale(metric: str) -> float:
+    """A series' samples are seconds; a window is reported in its metric's unit (``*_ms``: milliseconds)."""
+    return 1000.0 if metric.endswith("_ms") else 1.0
 
 
 @dataclass
@@ -13,12 +46,70 @@ class WorkerContext:
     on_phase: Callable[[str], None] = lambda phase: None
     clock: Callable[[], float] = time.perf_counter
     phases: list = field(default_factory=list)
+    channel: Channel | None = None  # set when the point runs interleaved
+    inject: float = 0.0  # calibration: extra work per timed window of steps (0.1: one extra step in ten)
+    windows: dict = field(default_factory=dict)  # metric -> this worker's window values (in the metric's unit)
 
     @property
     def tf_device(self) -> str:
         return f"/{self.device}:0"
 
+    @property
+    def interleaved(self) -> bool:
+        return self.channel is not None
+
     def phase(self, name: str) -> None:
         """Report progress: ``"build"``, ``"first_call"``, ``"forward"``, ``"train"``..."""
         self.phases.append(name)
         self.on_phase(name)
+
+    def series(self, metric: str, step: Callable[[], object], *, repeats: int, warmup: int,
+               self_timed: bool = False) -> list[float]:
+        """Every timed step's seconds. ``step`` must block until its result is computed; with ``self_timed`` it
+        returns the seconds it measured itself (a build that first lets go of the previous one, untimed)."""
+        for _ in range(warmup):
+            step()
+        if self.inject and not self_timed:
+            step = self._injected(step)
+        one = step if self_timed else self._timed(step)
+        if self.channel is None:
+            return [float(one()) for _ in range(repeats)]
+        samples: list[float] = []
+        cmd = self.channel.gate(metric)
+        while True:
+            if cmd.get("cmd") != "window":
+                return samples or [float(one())]
+            window = [float(one()) for _ in range(int(cmd["n"]))]
+            samples += window
+            value = statistics.median(window) * unit_scale(metric)
+            self.windows.setdefault(metric, []).append(value)
+            self.channel.send({"type": "window", "op": metric, "value": value})
+            cmd = self.channel.recv() or {}
+
+    def _injected(self, step: Callable[[], object], probes: int = 9) -> Callable[[], object]:
+        """``step`` followed by CPU work taking ``inject`` of its median time (measured here, after the warm-up)."""
+        import numpy as np
+
+        base = statistics.median(self._timed(step)() for _ in range(probes))
+        a = np.random.default_rng(0).random((64, 64))
+
+        def burn(k: int) -> None:
+            x = a
+            for _ in range(k):
+                x = np.tanh(x @ a)
+
+        per = statistics.median(self._timed(lambda: burn(50))() for _ in range(probes)) / 50
+        k = max(1, round(self.inject * base / per))
+
+        def injected() -> object:
+            out = step()
+            burn(k)
+            return out
+        return injected
+
+    def _timed(self, step: Callable[[], object]) -> Callable[[], float]:
+        def one() -> float:
+            t0 = self.clock()
+            step()
+            return self.clock() - t0
+        return one

@@ -16,7 +16,7 @@ from rnnlab.core.errors import RnnlabError
 
 # params a hosted run lowers to their cap instead of refusing them: the per-variant time limit, and the rounds
 # (a hosted run measures one round unless RNNLAB_HOSTED_MAX_ROUNDS raises it)
-CLAMPED = ("timeout_s", "rounds")
+CLAMPED = ("timeout_s", "rounds", "budget_s", "live")
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,8 @@ class Limits:
     first_n: int = 200
     seed: int = 2**31 - 1  # any seed: it changes the numbers, not the cost
     timeout_s: int = 120  # per variant: lowered to this on every hosted run (CLAMPED), not refused
+    budget_s: int = 30  # interleaved: seconds of timed windows per point (CLAMPED)
+    live: int = 3  # interleaved: workers alive at once, the reference and two others (CLAMPED): 2.7 GB hold three
     # -- per run --------------------------------------------------------------------------------------------------
     points: int = 5  # sweep points per run
     tasks: int = 24  # variant workers per run

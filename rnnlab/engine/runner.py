@@ -95,8 +95,11 @@ class SubprocessWorker:
         try:
             self._q: queue.Queue = queue.Queue()
             threading.Thread(target=self._pump, daemon=True).start()
-            self.proc.stdin.write(json.dumps(task).encode())
-            self.proc.stdin.close()
+            self.proc.stdin.write(json.dumps(task).encode() + b"\n")
+            if task.get("serve"):  # an interleaved point: commands follow on the same pipe (``send``)
+                self.proc.stdin.flush()
+            else:
+                self.proc.stdin.close()
         except BaseException:  # interrupted while starting: no orphan either
             self.kill()
             raise
@@ -120,6 +123,14 @@ class SubprocessWorker:
 
     def poll(self) -> int | None:
         return self.proc.poll()
+
+    def send(self, msg: dict) -> None:
+        """A command to a serving worker (one JSON line); a worker already gone is left to ``poll`` to tell."""
+        try:
+            self.proc.stdin.write(json.dumps(msg).encode() + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass
 
     def kill(self) -> None:
         try:
@@ -174,7 +185,7 @@ def _watch(worker: Worker, *, timeout_s: float, mem_limit_mb: float | None, on_p
             worker.kill()
             raise Cancelled("run cancelled")
         if result is not None:
-            _reap(worker)
+            reap(worker)
             return result
         code = worker.poll()
         if code is not None and msg is None:
@@ -184,14 +195,7 @@ def _watch(worker: Worker, *, timeout_s: float, mem_limit_mb: float | None, on_p
                 return tail
             if tail is not None:
                 continue
-            reason = worker.stderr_tail()
-            if code < 0:
-                sig = -code
-                why = "killed by signal 9 (likely out of memory)" if sig == 9 else f"killed by signal {sig}"
-                return {"type": "error", "transient": True,
-                        "reason": f"worker crashed: {why}" + (f"; {reason}" if reason else "")}
-            return {"type": "error", "transient": True,
-                    "reason": f"worker exited with code {code}" + (f": {reason}" if reason else "")}
+            return exit_error(code, worker.stderr_tail())
         if clock() - t0 > timeout_s:
             worker.kill()
             return {"type": "error", "transient": True, "reason": f"timed out after {timeout_s:g} s (timeout_s)"}
@@ -203,7 +207,17 @@ def _watch(worker: Worker, *, timeout_s: float, mem_limit_mb: float | None, on_p
                                                    f" {mem_limit_mb:.0f} MB"}
 
 
-def _reap(worker: Worker, grace_s: float = 10.0) -> None:
+def exit_error(code: int, reason: str) -> dict:
+    """The error message of a worker that ended without a result: a signal (9: likely out of memory) or an exit."""
+    if code < 0:
+        sig = -code
+        why = "killed by signal 9 (likely out of memory)" if sig == 9 else f"killed by signal {sig}"
+        return {"type": "error", "transient": True, "reason": f"worker crashed: {why}" + (f"; {reason}" if reason else "")}
+    return {"type": "error", "transient": True,
+            "reason": f"worker exited with code {code}" + (f": {reason}" if reason else "")}
+
+
+def reap(worker: Worker, grace_s: float = 10.0) -> None:
     """Give a worker that has sent its result a moment to exit by itself (real time: a real process)."""
     t0 = time.monotonic()
     while worker.poll() is None:

@@ -48,9 +48,11 @@ def _one_line(exc: BaseException) -> str:
     return text if text.startswith(name) else f"{name}: {text}"
 
 
-def run_task(task: dict, send) -> None:
+def run_task(task: dict, send, recv=None) -> None:
+    """Run ``task``; ``recv`` (the next command from the manager, blocking) is given when the manager keeps the pipe
+    open for an interleaved point (``task["serve"]``)."""
     from rnnlab.core.errors import VariantUnsupported
-    from rnnlab.engine.context import WorkerContext
+    from rnnlab.engine.context import Channel, WorkerContext
 
     device = task.get("device", "CPU")
     _prepare_env(device)
@@ -73,7 +75,11 @@ def run_task(task: dict, send) -> None:
 
     module_name, _, fn_name = task["worker"].partition(":")
     fn = getattr(importlib.import_module(module_name), fn_name)
-    ctx = WorkerContext(device=device, on_phase=lambda p: send({"type": "phase", "phase": p}))
+    channel = Channel(send, recv) if task.get("serve") and recv is not None else None
+    ctx = WorkerContext(device=device, on_phase=lambda p: send({"type": "phase", "phase": p}), channel=channel,
+                        inject=float(task.get("inject") or 0.0))
+    if channel is not None:
+        channel.gate("start")  # imported: wait for our turn, so no two workers build at once
     gpu = device == "GPU" and tf is not None
     if gpu:
         tf.config.experimental.reset_memory_stats("GPU:0")
@@ -132,6 +138,14 @@ def _end_with_parent(poll_s: float = 1.0) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+def _reader(stream):
+    """The manager's next command (one JSON line), or None when it closed the pipe."""
+    def recv() -> dict | None:
+        line = stream.readline()
+        return json.loads(line) if line.strip() else None
+    return recv
+
+
 def main() -> int:
     _end_with_parent()
     msg_stream = os.fdopen(os.dup(1), "w", buffering=1)
@@ -140,8 +154,8 @@ def main() -> int:
     send = lambda m: _send(msg_stream, m)  # noqa: E731
     try:
         send({"type": "phase", "phase": "starting"})  # before anything is imported: the manager hears at once
-        task = json.loads(sys.stdin.read())
-        run_task(task, send)
+        task = json.loads(sys.stdin.readline())  # one line: the pipe stays open for commands when serving
+        run_task(task, send, _reader(sys.stdin))
     except MemoryError:
         send({"type": "error", "reason": "out of memory (MemoryError in the worker)"})
     except Exception as e:  # a failing variant becomes an error record; the traceback stays on stderr

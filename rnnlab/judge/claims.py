@@ -45,6 +45,7 @@ from functools import cached_property
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from rnnlab.core import format as fmt
+from rnnlab.core import wording
 from rnnlab.core import rules
 from rnnlab.core.record import Record
 from rnnlab.core.stats import Interval
@@ -250,22 +251,20 @@ def _interval_text(names: str, iv: Interval | None) -> str:
 
 def _compare_text(metric: str, win_name: str, lose_name: str, win: Record, lose: Record,
                   iv: Interval | None = None, call: str = "") -> str:
+    """"forward static_rnn 4.92 ms vs dynamic_rnn 6.89 ms (dynamic_rnn 1.40x slower than static_rnn (1.21–1.62x)
+    from 40 paired windows)": the words are ``core.wording``'s, decided by the interval alone."""
     w, l = win.metrics[metric], lose.metrics[metric]
-    size = metric in ("peak_mem_mb", "graph_nodes")
-    r = iv.mid if iv is not None else w / l if l > 0 else 1.0  # win / lose: the ratio the interval is about
-    if r <= 1:
-        rel = f"{win_name} {fmt.fmt_percent(1 - r)} {'lower' if size else 'faster'}"
-    else:
-        rel = (f"{win_name} {fmt.fmt_percent(r - 1)} higher" if size else
-               f"{win_name} {fmt.fmt_percent(1 - 1 / r)} slower")
-    spread = _interval_text(f"{win_name}/{lose_name}", iv)
-    return (f"{_METRIC_WORDS.get(metric, metric)} {lose_name} {_val(metric, l)} vs {win_name} {_val(metric, w)} "
-            f"({rel}{'; ' + spread if spread else ''}{_noise_note(call)})")
+    kind = "memory" if metric == "peak_mem_mb" else "size" if metric == "graph_nodes" else "time"
+    phrase = wording.difference(iv, kind=kind) if iv is not None else None
+    how = fmt.interval_words(iv)
+    rel = f"{win_name} {phrase.against(lose_name)}{' ' + how if how else ''}" if phrase else \
+        f"{win_name}/{lose_name} {fmt.fmt_ratio(w / l) if l > 0 else fmt.MISSING}, no interval known"
+    return f"{_METRIC_WORDS.get(metric, metric)} {lose_name} {_val(metric, l)} vs {win_name} {_val(metric, w)} ({rel})"
 
 
 def _noise_note(call: str) -> str:
     """What a "too noisy to call" comparison adds after its interval ("" for any other call)."""
-    return f", reaching across the {fmt.fmt_percent(rules.MARGIN)} margin: within the noise" if call == NOISY else ""
+    return f", reaching across the {fmt.fmt_percent(rules.MARGIN)} margin: too noisy to call" if call == NOISY else ""
 
 
 def _speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: str, metrics: Sequence[str],

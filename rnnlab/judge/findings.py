@@ -10,7 +10,8 @@ Which records a finding quotes is decided by ``rnnlab.judge.select``, never here
 comparable sets (one configuration on one machine: :func:`select.groups`, :func:`select.series`), and every card
 quotes the group :func:`select.headline` names (the seed 000 configuration when measured, else the one with the
 most variants, then the best source, then the newest). So no finding puts two machines in one ratio, and a newer run
-at another configuration does not move the headline. "About as fast" is ``rules.about_same``.
+at another configuration does not move the headline. Every difference is said by ``core.wording.difference`` (a
+direction only when the interval clears the margin, "about as fast" only when it lies inside it).
 
 Every ratio quoted carries its interval (``core.stats.ratio_interval``: the 95% prediction interval of the per-round
 ratios when both records have two rounds or more, else the quartiles of the timed steps): "1.59x faster (1.52–1.66x)"; ``Finding.numbers`` holds
@@ -27,7 +28,7 @@ from typing import Callable, Mapping, Sequence
 
 from rnnlab import experiments
 from rnnlab.core import format as fmt
-from rnnlab.core import rules, stats, urlstate
+from rnnlab.core import stats, urlstate, wording
 from rnnlab.core.record import Record
 from rnnlab.core.stats import Interval
 from rnnlab.experiments import seeds
@@ -65,30 +66,40 @@ class Question:
 
 
 # -- wording -------------------------------------------------------------------------------------------------------
+def paired(a: Record, b: Record, metric: str) -> Interval | None:
+    """``a``/``b`` of ``metric`` from windows timed side by side (``stats.paired_interval``) when both records
+    were measured in one interleaved session (``details["paired"]``: session -> metric -> windows per round);
+    None otherwise."""
+    pa, pb = a.details.get("paired"), b.details.get("paired")
+    if not isinstance(pa, dict) or not isinstance(pb, dict):
+        return None
+    for sid in pa:
+        wa, wb = pa.get(sid), pb.get(sid)
+        if isinstance(wa, dict) and isinstance(wb, dict) and metric in wa and metric in wb:
+            try:
+                return stats.paired_interval(wa[metric], wb[metric])
+            except (TypeError, ValueError):
+                return None  # windows of a shape no run writes: not paired
+    return None
+
+
 def interval(a: Record, b: Record, metric: str) -> Interval | None:
-    """``a``/``b`` of ``metric`` with its interval (``stats.ratio_interval`` over both records' rounds); None when
+    """``a``/``b`` of ``metric`` with its interval: from paired windows (:func:`paired`) when both records were
+    timed side by side, else ``stats.ratio_interval`` over both records' rounds; None when
     either lacks the metric or ``b``'s is zero. A zero on ``a``'s side (no memory above the baseline) has no
     interval but is still a ratio: 0, no spread known. The caller makes sure both come from one machine
     (``select``)."""
-    iv = stats.ratio_interval(a.round_metrics, b.round_metrics, metric)
+    iv = paired(a, b, metric) or stats.ratio_interval(a.round_metrics, b.round_metrics, metric)
     if iv is None and a.metrics.get(metric) == 0 and (b.metrics.get(metric) or 0) > 0:
         return Interval(0.0, 0.0, 0.0, "none", 1)
     return iv
 
 
-def compare(ratio: float, slower: str = "slower", faster: str = "faster", *, interval: Interval | None = None) -> str:
-    """Time ratio a/b -> "6.5x slower" (>1), "1.5x faster" (<1), "about as fast" (``rules.about_same``); with
-    ``interval`` (of a/b) its bounds follow, as the words read: "1.59x faster (1.52–1.66x)"."""
-    if not math.isfinite(ratio) or ratio <= 0:
-        return "–"
-    if rules.about_same(ratio):
-        words, inv = "about as fast", False
-    elif ratio > 1:
-        words, inv = f"{fmt.fmt_ratio(ratio)} {slower}", False
-    else:
-        words, inv = f"{fmt.fmt_ratio(1 / ratio)} {faster}", True
-    b = fmt.fmt_span(interval, invert=inv)
-    return f"{words} ({b}x)" if b else words
+def compare(iv: Interval | None, other: str, *, kind: str = "time") -> str:
+    """A/B of ``iv`` against ``other`` in the one sentence rule's words (``core.wording``): "1.59x faster than B
+    (1.52–1.66x)", "about as fast as B (0.95–1.04x)", "at 1.11x B's time (0.59–1.86x), too noisy to call"."""
+    phrase = wording.difference(iv, kind=kind)
+    return phrase.against(other) if phrase is not None else fmt.MISSING
 
 
 def _numbers(name: str, iv: Interval) -> dict[str, float]:
@@ -137,23 +148,20 @@ def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name:
     iv_fwd = interval(ra, rb, "fwd_ms")
     if iv_fwd is None:
         return []
-    fwd = iv_fwd.mid
     numbers = _numbers("fwd_ratio", iv_fwd)
     iv_bld = interval(ra, rb, "build_s") if build else None
     steps = ra.params.get("seq_len")
-    than = "as" if rules.about_same(fwd) else "than"  # "about as fast as", "1.5x faster than"
     if iv_bld is not None:
         numbers.update(_numbers("build_ratio", iv_bld))
-        head = (f"{where([ra, rb])}, {a_name} builds {compare(iv_bld.mid, interval=iv_bld)} and runs a forward step "
-                f"{compare(fwd, interval=iv_fwd)} {than} {b_name} at {steps} steps.")
+        head = (f"{where([ra, rb])}, {a_name} builds {compare(iv_bld, b_name)} and runs a forward step "
+                f"{compare(iv_fwd, b_name)} at {steps} steps.")
     else:
-        head = (f"{where([ra, rb])}, {a_name} runs a forward step {compare(fwd, interval=iv_fwd)} {than} {b_name} "
-                f"at {steps} steps.")
+        head = f"{where([ra, rb])}, {a_name} runs a forward step {compare(iv_fwd, b_name)} at {steps} steps."
     extra = []
     iv_trn = interval(ra, rb, "train_ms")
     if iv_trn is not None:
         numbers.update(_numbers("train_ratio", iv_trn))
-        extra.append(f"training step {compare(iv_trn.mid, interval=iv_trn)}")
+        extra.append(f"training step {compare(iv_trn, b_name)}")
     na, nb = ra.metrics.get("graph_nodes"), rb.metrics.get("graph_nodes")
     iv_graph = interval(ra, rb, "graph_nodes")
     if na and nb and iv_graph is not None:
@@ -179,12 +187,12 @@ def fastest(records: Sequence[Record]) -> list[Finding]:
     by = g.ok()
     order = sorted(by.values(), key=lambda r: r.metrics["train_ms"])
     lo, hi = order[0], order[-1]
+    iv = interval(lo, hi, "train_ms")
+    head = (f"{where(order)}, of {len(order)} variants {lo.variant} has the shortest median training step "
+            f"({fmt.fmt_metric('train_ms', lo.metrics['train_ms'])} ms) and {hi.variant} the longest "
+            f"({fmt.fmt_metric('train_ms', hi.metrics['train_ms'])} ms): {lo.variant} is "
+            f"{compare(iv, hi.variant)}.")
     iv = interval(hi, lo, "train_ms")
-    b = fmt.fmt_span(iv)
-    head = (f"{where(order)}, the fastest training step of {len(order)} variants is {lo.variant} "
-            f"({fmt.fmt_metric('train_ms', lo.metrics['train_ms'])} ms), {fmt.fmt_ratio(iv.mid)} faster"
-            f"{f' ({b}x)' if b else ''} than the slowest, {hi.variant} "
-            f"({fmt.fmt_metric('train_ms', hi.metrics['train_ms'])} ms).")
     return [Finding(experiment="unroll", page="unrolling", headline=head, detail=_detail(order),
                     query=unroll_query(lo.params, list(by), ref="tf1_dynamic" if "tf1_dynamic" in by else None),
                     numbers={**_numbers("spread", iv), "fastest_ms": lo.metrics["train_ms"],
@@ -212,10 +220,9 @@ def xla(records: Sequence[Record]) -> list[Finding]:
     if g is None:
         return []
     iv, rx, rb = min(_xla_pairs(g), key=lambda x: x[0].mid)
-    t = iv.mid
     metric = "training step" if interval(rx, rb, "train_ms") is not None else "forward step"
-    change = "leaves" if rules.about_same(t) else "makes"  # "leaves ...'s training step about as fast"
-    head = f"{where([rx, rb])}, XLA (jit_compile=True) {change} {rb.variant}'s {metric} {compare(t, interval=iv)}."
+    head = (f"{where([rx, rb])}, with XLA (jit_compile=True) {rx.variant}'s {metric} is "
+            f"{compare(iv, rb.variant)}.")
     return [Finding(experiment="unroll", page="unrolling", headline=head, detail=_detail([rx, rb]),
                     query=unroll_query(rx.params, [rb.variant, rx.variant], ref=rb.variant),
                     numbers=_numbers("ratio", iv), source=g.source)]

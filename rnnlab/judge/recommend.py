@@ -16,7 +16,8 @@ Records: those of ``experiment`` ("unroll") whose params include ``config`` (a s
 each: two machines' records are never ranked against each other) and the group ``select.headline`` picks is used
 (the most measured variants, then the best source, then the newest); ``notes`` says when others matched. One record
 per variant: ``select.best``. Failed variants are listed with their reasons in ``failed``, variants never measured
-in ``missing``; neither stops a recommendation. A margin within ``rules.MARGIN`` is a tie (``rules.about_same``),
+in ``missing``; neither stops a recommendation. The winner is said to win only when ``core.wording`` decides it
+(the interval of winner/runner-up clears ``rules.MARGIN``); anything else is a tie,
 as every page says it; so is a margin whose interval includes equality. The interval of the runner-up's cost over
 the winner's is ``core.stats.ratio_interval``'s: across rounds when both records have two or more, else the timed
 steps' quartiles (the step time and the memory goals; build + N steps is a sum, so one round gives no interval).
@@ -28,6 +29,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from rnnlab.core import wording
 from rnnlab.core import format as fmt
 from rnnlab.core import rules, stats
 from rnnlab.core.record import Record
@@ -229,16 +231,13 @@ def _pick(goal: str, ranking: list, ok: Mapping[str, Record], n_steps: int, mode
         ru, ruv = ranking[1]
         margin = ruv / val - 1 if val > 0 else None
         iv = interval(ok[ru], ok[best], goal, n_steps, mode) if val > 0 else None
-        ratio = (f"; {ru}/{best} {fmt.fmt_ratio_cell(iv)} {fmt.interval_words(iv)}" if iv is not None and iv.known else "")
-        text += (f", {fmt.fmt_percent(margin)} ahead of {ru} ({fmt.fmt_value(ruv)}{unit}{ratio})"
-                 if margin is not None else f", ahead of {ru} ({fmt.fmt_value(ruv)}{unit})")
-        close = margin is not None and rules.about_same(ruv / val)
-        even = iv is not None and iv.known and iv.lo <= 1 <= iv.hi
-        tie = close or even
-        if close:
-            text += f" -- within {fmt.fmt_percent(rules.MARGIN)}: about the same"
-        elif even:
-            text += " -- its interval includes equality: a tie"
+        kind = "memory" if goal == "memory" else "time"
+        phrase = wording.difference(iv.inverse(), kind=kind) if iv is not None and iv.lo > 0 else None
+        how = fmt.interval_words(iv)
+        text += (f", {ru} ({fmt.fmt_value(ruv)}{unit}) next: {best} is {phrase.against(ru)}"
+                 f"{' ' + how if how else ''}" if phrase is not None else
+                 f", {ru} next ({fmt.fmt_value(ruv)}{unit}; no ratio known, so no call)")
+        tie = phrase is None or phrase.status != rules.LOWER
     else:
         text += ", the only variant measured"
     be = None

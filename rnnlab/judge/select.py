@@ -30,8 +30,8 @@ from rnnlab.core.params import IMPLIED
 from rnnlab.core.record import Record, canonical_json
 from rnnlab.engine.api import NOT_KEYED
 
-PROTOCOL_PARAMS = ("repeats", "warmup", "timeout_s", "rounds")  # how a measurement is taken, not what is measured
-STANDS_IN = ("rounds",)  # a record differing from a plan only in these still stands for it on screen (see pick)
+PROTOCOL_PARAMS = ("repeats", "warmup", "timeout_s", "rounds", "protocol", "budget_s", "live")  # how a measurement is taken, not what is measured
+STANDS_IN = ("rounds", "protocol", "budget_s", "live")  # a record differing from a plan only in these still stands for it on screen (see pick)
 SOURCE_RANK = {"local": 0, "imported": 1, "baseline": 2}
 ORIGIN_WORDS = {"local": "this machine", "imported": "imported", "baseline": "bundled"}
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from rnnlab import experiments
-from rnnlab.core import envinfo, rules
+from rnnlab.core import envinfo, rules, stats, wording
 from rnnlab.core import format as fmt
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record
@@ -557,15 +557,14 @@ def dtype_note(r: Record) -> str:
     out = []
     slow = m.get("fwd_vs_float32")
     if slow is not None:
-        if slow >= 1.25:
-            out.append(f"{path} in {dtype} is SLOW: its forward pass takes {fmt.fmt_ratio(slow)} the float32 time of "
-                       "the same path.")
-        elif slow <= 0.8:
-            out.append(f"{path} in {dtype} is faster: {fmt.fmt_ratio(1 / slow)} float32's forward speed on the same "
-                       "path.")
-        else:
-            out.append(f"{path} in {dtype} runs about as fast as float32 ({fmt.fmt_ratio(slow)} the float32 time of "
-                       "the same path).")
+        n = len(r.round_metrics)  # its rounds: each timed both dtypes in one worker
+        iv = stats.ratio_interval(r.round_metrics, [{"fwd_vs_float32": 1.0}] * n, "fwd_vs_float32")
+        phrase = wording.difference(iv)
+        how = fmt.interval_words(iv)
+        out.append(f"{path} in {dtype} runs its forward pass {phrase.against('float32')} on the same path"
+                   f"{f' ({how})' if how else ''}." if phrase is not None else
+                   f"{path} in {dtype} takes {fmt.fmt_ratio(slow)} the float32 time of the same path (one round: "
+                   "no interval, so no call).")
     device = sel.device_of(r)
     ratio = m.get("matmul_vs_float32")
     hw, native = _hardware_words(comp, device, d, dev)
@@ -877,14 +876,13 @@ def goal_title(goal: str, n_steps: int, mode: str) -> str:
 
 
 def ahead_text(pick: recommend.Pick) -> str | None:
-    """"50% ahead of keras", with the margin's interval when one is known: "50% (40–60%) ahead of keras" (None
-    without a runner-up)."""
-    if pick.margin is None or pick.runner_up is None:
-        return None
+    """The winner against the runner-up in the one sentence rule's words (``core.wording``): "1.5x faster than keras
+    (1.4–1.6x)", "at 0.99x keras's time (0.81–1.19x), too noisy to call" (None without a runner-up or an interval)."""
     iv = pick.interval
-    span = (f" ({fmt.fmt_percent(pick.margin_lo)}–{fmt.fmt_percent(pick.margin_hi)})"
-            if iv is not None and iv.known else "")
-    return f"{fmt.fmt_percent(pick.margin)}{span} ahead of {pick.runner_up}"
+    if pick.runner_up is None or iv is None or not iv.known or iv.lo <= 0:
+        return None
+    kind = "memory" if pick.goal == "memory" else "time"
+    return wording.difference(iv.inverse(), kind=kind).against(pick.runner_up)
 
 
 def recommendation_view(rec: Recommendation) -> TableView | None:

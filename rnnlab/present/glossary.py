@@ -116,7 +116,8 @@ def notation_entries() -> tuple[Entry, ...]:
     margin, noise = fmt.fmt_percent(rules.MARGIN), fmt.fmt_percent(rules.NOISE)
     return (
         Entry("`1.53x (1.41–1.66)`", "A ratio to the reference (above 1: takes more), with its interval in "
-                                     f"brackets: {stats.HOW_WORDS['rounds']}, or {stats.HOW_WORDS['quartiles']}."),
+                                     f"brackets: {stats.HOW_WORDS['paired']}; for records not timed side by side, "
+                                     f"{stats.HOW_WORDS['rounds']}, or {stats.HOW_WORDS['quartiles']}."),
         Entry("`13.7 (! 23%)`", f"A noisy figure: its rounds disagree by 23% of their median, more than {noise}."),
         Entry(fmt.MISSING, "Not measured, not applicable, or unknown: never a zero."),
         Entry("margin", f"A speed or memory difference counts at {margin} or more, judged on the whole interval."),

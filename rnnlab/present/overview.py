@@ -5,11 +5,11 @@ answered yet with the command that answers them, and the table of experiments.""
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
 from rnnlab import experiments
+from rnnlab.core import wording
 from rnnlab.core.record import Record
 from rnnlab.engine import api
 from rnnlab.judge import findings
@@ -26,8 +26,8 @@ INTRO = (
 
 
 def emphasise(text: str) -> str:
-    """Bold the quoted ratios: "builds **2.74x slower**"."""
-    return re.sub(r"(\d[\d,.]*x (?:slower|faster)|about as fast)", r"**\1**", text)
+    """Bold the decided differences: "builds **2.74x slower** than ..." (``core.wording.bold``)."""
+    return wording.bold(text)
 
 
 def first_command() -> str:

@@ -165,7 +165,11 @@ def comparison(records: Sequence[Record], *, reference: str = "tf1_dynamic",
     else:
         ratio_note = f"ratios against {reference}"
     if ratio_note and spread:
-        ratio_note += ", in brackets " + _how([row[j] for row in ivs for j in spread])
+        flat = [row[j] for row in ivs for j in spread]
+        ratio_note += ", in brackets " + _how(flat)
+        if any(iv is not None and iv.how == "paired" for iv in flat):
+            ratio_note += ("; a paired ratio is the median of the window-by-window ratios, so it can differ from "
+                           "the ratio of the two medians beside it")
     n_flag = sum(bool(c) for c in checks)
     return TableView(
         title=title or f"{recs[0].experiment if recs else ''}: {fmt.fmt_params(p)}",

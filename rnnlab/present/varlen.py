@@ -24,6 +24,7 @@ import altair as alt
 import pandas as pd
 
 from rnnlab import experiments
+from rnnlab.core import wording
 from rnnlab.core import envinfo, rules, stats
 from rnnlab.core import format as fmt
 from rnnlab.core.errors import RnnlabError
@@ -465,20 +466,9 @@ def seed001_comparison(records: Sequence[Record]) -> str | None:
         return None
     sm, dm = s.metrics, d.metrics
     metric = "train_seq_per_s"
-    iv = findings.interval(d, s, metric)  # dynamic/static of the throughput
-    ratio = iv.mid if iv is not None else dm[metric] / sm[metric]
-    # dynamic saves time per sequence when static/dynamic of the throughput (a time ratio) clears the margin
-    dyn = _call(findings.interval(s, d, metric))
-    sta = _call(iv)
-    b, b_inv = fmt.fmt_span(iv), fmt.fmt_span(iv, invert=True)
-    faster = (f"dynamic_rnn over buckets trains **{fmt.fmt_ratio(ratio)} as fast**" + (f" ({b}x)" if b else "")
-              if dyn == "holds" else
-              f"static_rnn at the fixed length trains **{fmt.fmt_ratio(1 / ratio)} as fast**"
-              + (f" ({b_inv}x)" if b_inv else "") if sta == "holds" else
-              f"the two are **too close to call**: dynamic_rnn's throughput is {fmt.fmt_ratio(ratio)} static_rnn's "
-              f"({b}x), reaching across the {fmt.fmt_percent(rules.MARGIN)} margin"
-              if "too noisy to call" in (dyn, sta) else
-              f"the two train **about as fast** (within {fmt.fmt_percent(rules.MARGIN)})")
+    phrase = wording.difference(findings.interval(d, s, metric), kind="rate")  # dynamic/static of the throughput
+    faster = ("dynamic_rnn over buckets trains " + phrase.against("static_rnn at the fixed length", md=True)
+              if phrase is not None else "no ratio of the two throughputs is known")
     return (f"**Seed 001's choice.** {select.where([s, d])}: static_rnn "
             f"padded to the longest sequence ({_num(sm['train_seq_per_s'])} seq/s, "
             f"{_num(sm.get('wasted_pct'), 'pct100')} of the fed steps are padding, one graph of "
@@ -661,8 +651,6 @@ def seed003_verdict(records: Iterable[Record]) -> Seed003Verdict:
     tf = S.env.get("tf")
     iv_steady = findings.interval(S, D, "steps_per_s")  # static/dynamic of steps/s
     iv_build = findings.interval(S, D, "build_s")  # static/dynamic of the build time
-    steady = iv_steady.mid if iv_steady is not None else s["steps_per_s"] / d["steps_per_s"]
-    build = iv_build.mid if iv_build is not None else float("nan")
     if is_seed_config(params):
         cfg = "the seed's exact configuration"
     else:
@@ -682,31 +670,20 @@ def seed003_verdict(records: Iterable[Record]) -> Seed003Verdict:
 
     here = " here" if at == "here" else ""
     run_v, build_v = judged[0][2], judged[1][2]
-    margin = f"within the {fmt.fmt_percent(rules.MARGIN)} margin"
-    if run_v.status == "holds":
-        run_part = f"static_rnn does run faster{here} ({steady:.1f}x{_sp(iv_steady)})"
-    elif run_v.status == "does not hold" and _call(findings.interval(S, D, "steps_per_s")) == "holds":
-        run_part = f"the opposite holds for running: dynamic_rnn is {1 / steady:.1f}x faster{here}" + (
-            f" ({fmt.fmt_span(iv_steady, invert=True)}x)" if fmt.fmt_span(iv_steady) else "")
-    elif run_v.status == "does not hold":
-        run_part = f"static_rnn does not run meaningfully faster{here} ({margin}: {steady:.2f}x{_sp(iv_steady)})"
-    elif run_v.status == "too noisy to call":
-        run_part = (f"whether static_rnn runs faster{here} is too noisy to call ({steady:.2f}x{_sp(iv_steady)}: "
-                    f"the interval reaches across the {fmt.fmt_percent(rules.MARGIN)} margin)")
-    else:
-        run_part = f"whether static_rnn runs faster depends ({run_v.why})"
-    if build_v.status == "holds":
-        build_part = f"static_rnn is slower to build, as claimed ({fmt.fmt_ratio(build)}{_sp(iv_build)})"
-    elif build_v.status == "does not hold" and _call(iv_build) == "holds":
-        build_part = f"static_rnn is even faster to build ({fmt.fmt_ratio(build)}{_sp(iv_build)})"
-    elif build_v.status == "does not hold":
-        build_part = (f"static_rnn is not meaningfully slower to build ({margin}: "
-                      f"{fmt.fmt_ratio(build)}{_sp(iv_build)})")
-    elif build_v.status == "too noisy to call":
-        build_part = (f"whether static_rnn builds slower is too noisy to call ({fmt.fmt_ratio(build)}"
-                      f"{_sp(iv_build)}: the interval reaches across the {fmt.fmt_percent(rules.MARGIN)} margin)")
-    else:
-        build_part = f"whether static_rnn builds slower depends ({build_v.why})"
+    margin = fmt.fmt_percent(rules.MARGIN)
+
+    def said(iv, kind: str) -> str:  # the measured difference in the one sentence rule's words
+        phrase = wording.difference(iv, kind=kind)
+        return phrase.against("dynamic_rnn") if phrase is not None else "with no ratio known"
+    runs, builds = said(iv_steady, "rate"), said(iv_build, "time")
+    run_part = {"holds": f"static_rnn does run faster{here}: it runs {runs}",
+                "does not hold": f"static_rnn does not run at least {margin} faster{here}: it runs {runs}",
+                rules.NOISY: f"whether static_rnn runs faster{here} is too noisy to call: it runs {runs}",
+                }.get(run_v.status, f"whether static_rnn runs faster depends ({run_v.why})")
+    build_part = {"holds": f"static_rnn is slower to build, as claimed: it builds {builds}",
+                  "does not hold": f"static_rnn is not at least {margin} slower to build: it builds {builds}",
+                  rules.NOISY: f"whether static_rnn builds slower is too noisy to call: it builds {builds}",
+                  }.get(build_v.status, f"whether static_rnn builds slower depends ({build_v.why})")
     headline = f"Verdict: the conclusion {status} {at}: {run_part}, and {build_part}."
 
     lines = [seed_line, measured, table_line]

@@ -32,7 +32,7 @@ import statistics
 import numpy as np
 
 from rnnlab.core.errors import VariantUnsupported
-from rnnlab.core.stats import time_once, time_steps
+from rnnlab.core.stats import Timing, time_once
 from rnnlab.tf.variants import VARIANTS, XLA_VARIANTS, split_xla
 from rnnlab.tf.flops import forward_flops
 from rnnlab.tf.numpy_ref import as_outputs, forward as ref_forward
@@ -98,10 +98,11 @@ def _xla_guard(xla: bool, what: str, fn):
         raise VariantUnsupported(f"XLA compilation of the {what} failed: {_first_line(e)}") from None
 
 
-def time_builds(runner, clock, builds: int | None = None) -> tuple[float, float]:
-    """(first_build_s, build_s): the cold forward build, then the median of ``builds`` (default BUILD_REPEATS) warm
-    ones. The runner keeps the LAST build, and the variant runs on it (each build replaces the previous one, so this
-    needs no bookkeeping; the builds are the same graph, so graph_nodes and every timing after are those of any).
+def time_builds(runner, ctx, builds: int | None = None) -> tuple[float, float]:
+    """(first_build_s, build_s): the cold forward build, then the median of the warm ones (``ctx.series("build_s")``:
+    ``builds``, default BUILD_REPEATS, one after the other; interleaved, as many windows as the manager asks for). The
+    runner keeps the LAST build, and the variant runs on it (each build replaces the previous one, so this needs no
+    bookkeeping; the builds are the same graph, so graph_nodes and every timing after are those of any).
 
     Peak memory is the worker's RSS high-water mark, so two builds must never be alive together: before each warm
     build ``runner.drop_forward()`` lets go of the previous one and ``gc.collect()`` (untimed) frees it (TF1 graphs
@@ -115,13 +116,19 @@ def time_builds(runner, clock, builds: int | None = None) -> tuple[float, float]
     """
     builds = BUILD_REPEATS if builds is None else builds
     gc.collect()
-    first, _ = time_once(runner.build_forward, clock)
-    warm = []
-    for _ in range(builds):
+    first, _ = time_once(runner.build_forward, ctx.clock)
+
+    def warm() -> float:
         runner.drop_forward()
         gc.collect()
-        warm.append(time_once(runner.build_forward, clock)[0])
-    return first, (statistics.median(warm) if warm else first)
+        return time_once(runner.build_forward, ctx.clock)[0]
+
+    samples = ctx.series("build_s", warm, repeats=builds, warmup=0, self_timed=True) if builds else []
+    return first, (statistics.median(samples) if samples else first)
+
+
+def _timing(samples_s: list[float]) -> Timing:
+    return Timing.of([s * 1000.0 for s in samples_s])
 
 
 def time_runner(runner, ctx, *, repeats: int, warmup: int, xla: bool = False
@@ -131,7 +138,8 @@ def time_runner(runner, ctx, *, repeats: int, warmup: int, xla: bool = False
     ``runner`` has ``build_forward``, ``drop_forward``, ``forward_graph_def``, ``start``, ``forward``, ``result``,
     ``build_train``, ``start_train``, ``train`` and ``close`` (see tf1.py). Returns the metrics (cold and warm
     build, graph size, first call, forward and train step median/quartiles), the forward outputs, and the graph's
-    (top-level, function) node counts. The runner is closed whatever happens.
+    (top-level, function) node counts. The runner is closed whatever happens. Every repeated step goes through
+    ``ctx.series`` (``engine.context``), so an interleaved point times it in windows beside the other variants.
     """
     import tensorflow as tf
 
@@ -140,7 +148,7 @@ def time_runner(runner, ctx, *, repeats: int, warmup: int, xla: bool = False
     try:
         with tf.device(ctx.tf_device):
             ctx.phase("build")
-            metrics["first_build_s"], metrics["build_s"] = time_builds(runner, clock)
+            metrics["first_build_s"], metrics["build_s"] = time_builds(runner, ctx)
             top, fns = count_nodes(runner.forward_graph_def())
             metrics["graph_nodes"] = float(top + fns)
             runner.start()
@@ -150,7 +158,7 @@ def time_runner(runner, ctx, *, repeats: int, warmup: int, xla: bool = False
             outputs = runner.result(raw)
 
             ctx.phase("forward")
-            t = time_steps(runner.forward, repeats, warmup, clock)
+            t = _timing(ctx.series("fwd_ms", runner.forward, repeats=repeats, warmup=warmup))
             metrics.update(fwd_ms=t.median_ms, fwd_ms_p25=t.p25_ms, fwd_ms_p75=t.p75_ms)
 
             ctx.phase("train")
@@ -158,7 +166,7 @@ def time_runner(runner, ctx, *, repeats: int, warmup: int, xla: bool = False
             runner.start_train()
             metrics["train_first_call_s"], _ = time_once(
                 lambda: _xla_guard(xla, "train step", runner.train), clock)
-            t = time_steps(runner.train, repeats, warmup, clock)
+            t = _timing(ctx.series("train_ms", runner.train, repeats=repeats, warmup=warmup))
             metrics.update(train_ms=t.median_ms, train_ms_p25=t.p25_ms, train_ms_p75=t.p75_ms)
     finally:
         runner.close()

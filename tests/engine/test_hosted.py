@@ -52,8 +52,9 @@ def test_a_small_plan_passes_with_its_time_limit_and_rounds_lowered():
                     variants=["tf1_static"])
     ran = hosted.check(plan, hosted.Limits())
     assert (ran.points[0]["timeout_s"], ran.points[0]["rounds"], ran.n_runs) == (120, 1, 1)
-    assert {k: v for k, v in ran.points[0].items() if k not in ("timeout_s", "rounds")} == \
-        {k: v for k, v in plan.points[0].items() if k not in ("timeout_s", "rounds")}
+    assert (ran.points[0]["budget_s"], ran.points[0]["live"]) == (30, 3)  # interleaved: a short budget, 3 workers
+    assert {k: v for k, v in ran.points[0].items() if k not in hosted.CLAMPED} == \
+        {k: v for k, v in plan.points[0].items() if k not in hosted.CLAMPED}
     assert hosted.check(plan, hosted.Limits(rounds=3)).points[0]["rounds"] == 3  # raised: RNNLAB_HOSTED_MAX_ROUNDS
     short = api.plan("unroll", overrides={"units": 8, "timeout_s": 30}, variants=["tf1_static"])
     assert hosted.check(short, hosted.Limits()).points[0]["timeout_s"] == 30  # lowered, never raised

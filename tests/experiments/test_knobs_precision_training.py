@@ -139,7 +139,8 @@ def test_dtype_note_says_slow():
     assert "FASTER" in note("keras_bfloat16", 2.5, {"amx_bf16"})
     assert "avx512_bf16" in note("keras_bfloat16", 1.5, {"avx512_bf16"})
     assert "GPU" in note("keras_mixed_float16", 4.0, set(), device="GPU")
-    assert "keras in bfloat16 is SLOW" in note("keras_bfloat16", 0.5, set(), fwd_vs_float32=3.0)
+    assert "keras in bfloat16 runs its forward pass 3.00x slower than float32" in note(
+        "keras_bfloat16", 0.5, set(), fwd_vs_float32=3.0)
     # whose CPU: "this CPU" only for this machine's records
     assert "this CPU has no native" in note("keras_bfloat16", 0.2, set())
     bundled = note("keras_bfloat16", 0.2, set(), source="baseline") + note("tf1_dynamic_policy", 0.7, set(),

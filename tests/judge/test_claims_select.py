@@ -122,7 +122,7 @@ def test_seed003_verdicts_are_the_claims_table_verdicts():
     q = [rec("seed003", "static", SEED_003, SLOW, steps_per_s=20.0, steps_per_s_p25=10.0, steps_per_s_p75=30.0),
          rec("seed003", "dynamic", SEED_003, SLOW, steps_per_s=5.0, steps_per_s_p25=4.0, steps_per_s_p75=12.0)]
     v = claims.verdict("s003_static_runs_faster", q)
-    assert v.status == "too noisy to call" and "within the noise" in v.measured
+    assert v.status == "too noisy to call" and "too noisy to call" in v.measured
 
 
 def test_recommend_uses_one_machine():
@@ -143,9 +143,9 @@ def test_recommend_uses_one_machine():
     r = recommend([recs[3]] + bundled)
     assert dict(r.picks["steady_train"].ranking) == {"tf1_dynamic": 2.0, "keras": 3.0}
     assert "not measured here" in r.source and any("bundled results" in n for n in r.notes)
-    # a tie is rules.MARGIN's: within 10% reads "about the same"
+    # a tie is core.wording's: a ratio within 10% reads "about as fast"
     tie = recommend([full("tf1_static", SLOW, 10.0), full("tf1_dynamic", SLOW, 10.5)])
-    assert tie.picks["steady_train"].tie and "about the same" in tie.picks["steady_train"].text
+    assert tie.picks["steady_train"].tie and "about as fast as tf1_dynamic" in tie.picks["steady_train"].text
 
 
 def test_configurations_never_mix_machines():

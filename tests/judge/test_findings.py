@@ -8,6 +8,7 @@ from rnnlab.core import envinfo, urlstate
 from rnnlab import experiments
 from rnnlab.judge import findings, select
 from rnnlab.core.record import Record
+from rnnlab.core.stats import Interval
 
 SEED = {k: v for k, v in experiments.get("unroll").presets["seed"].items() if k != "variants"}
 ENV = {"tf": "2.21.0", "keras": "3.15.1", "tf_keras": "2.21.0", "python": "3.11.7", "device": "CPU",
@@ -31,29 +32,36 @@ def pair(static_build=6.5, dyn_build=1.0, static_fwd=10.0, dyn_fwd=15.0, **kw):
 # -- findings --------------------------------------------------------------------------------------------------------
 def test_static_vs_dynamic_headline_quotes_the_ratios():
     (f,) = findings.pair_finding(pair(), "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn")
-    assert f.headline == ("On this CPU, static_rnn builds 6.50x slower and runs a forward step 1.50x faster than "
-                          "dynamic_rnn at 100 steps.")
+    assert f.headline == ("On this CPU, static_rnn builds 6.50x slower than dynamic_rnn and runs a forward step "
+                          "1.50x faster than dynamic_rnn at 100 steps.")
     assert f.numbers["build_ratio"] == pytest.approx(6.5)
     assert f.numbers["fwd_ratio"] == pytest.approx(10 / 15)
-    assert "training step 1.50x faster" in f.detail and "graph 1,500 vs 100 nodes" in f.detail
+    assert "training step 1.50x faster than dynamic_rnn" in f.detail and "graph 1,500 vs 100 nodes" in f.detail
     assert "measured here" in f.detail
     assert f.page == "unrolling"
     assert f.query["variants"] == "tf1_static,tf1_dynamic" and f.query["layers"] == "3" and f.query["ref"] == \
         "tf1_dynamic"
 
 
+def point(r):
+    return Interval(r, r, r, "none", 1)
+
+
 def test_wording_of_faster_slower_and_equal():
-    assert findings.compare(2.0) == "2.00x slower"
-    assert findings.compare(0.5) == "2.00x faster"
-    assert findings.compare(1.02) == "about as fast"
+    assert findings.compare(point(2.0), "B") == "2.00x slower than B"
+    assert findings.compare(point(0.5), "B") == "2.00x faster than B"
+    assert findings.compare(point(1.02), "B") == "about as fast as B"
+    assert findings.compare(Interval(0.6, 1.05, 1.7, "rounds", 3), "B") == \
+        "at 1.05x B's time (0.60–1.70x), too noisy to call"
 
 
 def test_about_as_fast_is_the_judging_margin():
     from rnnlab.core import rules
 
     inside, outside = 1 + rules.MARGIN * 0.8, 1 + rules.MARGIN * 1.2
-    assert findings.compare(inside) == "about as fast" and findings.compare(1 / inside) == "about as fast"
-    assert findings.compare(outside) == f"{outside:.2f}x slower"
+    assert findings.compare(point(inside), "B") == "about as fast as B"
+    assert findings.compare(point(1 / inside), "B") == "about as fast as B"
+    assert findings.compare(point(outside), "B") == f"{outside:.2f}x slower than B"
     (f,) = findings.pair_finding(pair(static_fwd=15.5), "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn")
     assert "runs a forward step about as fast as dynamic_rnn" in f.headline
 
@@ -115,9 +123,10 @@ def test_answer_lists_every_question_and_unanswered_ones_empty():
 def test_fastest_and_xla():
     recs = pair() + [rec("tf2_while", fwd_ms=20.0, train_ms=40.0), rec("tf2_while+xla", fwd_ms=10.0, train_ms=20.0)]
     (f,) = findings.fastest(recs)
-    assert "tf1_static (20.0 ms)" in f.headline and "2.00x faster than the slowest, tf2_while" in f.headline
+    assert "tf1_static has the shortest median training step (20.0 ms)" in f.headline
+    assert "tf1_static is 2.00x faster than tf2_while" in f.headline
     (x,) = findings.xla(recs)
-    assert "makes tf2_while's training step 2.00x faster" in x.headline
+    assert "tf2_while+xla's training step is 2.00x faster than tf2_while" in x.headline
 
 
 def test_build_scaling_exponent_from_a_sweep():

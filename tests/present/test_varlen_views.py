@@ -170,9 +170,10 @@ def test_seed001_comparison_uses_the_rules_margin():
         return [s.with_(metrics={**s.metrics, "train_seq_per_s": a}), d.with_(metrics={**d.metrics,
                                                                                       "train_seq_per_s": b})]
     just = 100.0 / (1 - rules.MARGIN) + 0.5  # dynamic saves a little more than MARGIN of static's time per sequence
-    assert "dynamic_rnn over buckets trains" in vv.seed001_comparison(with_rates(100.0, just))
-    assert "about as fast" in vv.seed001_comparison(with_rates(100.0, 105.0))
-    assert "static_rnn at the fixed length trains" in vv.seed001_comparison(with_rates(just, 100.0))
+    assert "dynamic_rnn over buckets trains **1.12x faster** than static_rnn" in vv.seed001_comparison(
+        with_rates(100.0, just))
+    assert "trains **about as fast** as static_rnn" in vv.seed001_comparison(with_rates(100.0, 105.0))
+    assert "trains **1.12x slower** than static_rnn" in vv.seed001_comparison(with_rates(just, 100.0))
 
 
 def test_conclusion_holds_only_when_both_claims_hold():

@@ -1,0 +1,100 @@
+"""The one sentence rule: how rnnlab says a difference, from the interval of a ratio and nothing else (pure).
+
+Every sentence that states a difference (findings, headlines, verdict boxes, the claims' "measured", the
+recommendation, decks, CLI) takes its words from :func:`difference`, which asks ``rules.direction``:
+
+- a direction ("1.59x faster", "5.8x slower") and bold only when the whole interval clears the margin;
+- "about as fast" only when the whole interval lies inside the margin;
+- otherwise "too noisy to call", with the ratio and its interval.
+
+Ratios are said as ratios ("5.8x"), never as percentages: a percentage of a ratio of 2x or more reads wrong ("83%
+faster" for 5.8x), and one word form for every size keeps sentences comparable. A faster or smaller side is said
+by the reciprocal ("1.59x faster": B takes 1.59x A's time), with its interval inverted to match.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rnnlab.core import format as fmt
+from rnnlab.core import rules
+
+# kind -> (lower, higher, same, "A in 1.11x B's <noun>") for a ratio A/B where lower is better (time, size),
+# or, for ``rate``, higher is better (steps per second)
+KINDS = {
+    "time": ("faster", "slower", "about as fast", "time"),
+    "size": ("smaller", "larger", "about the same size", "size"),
+    "memory": ("less memory", "more memory", "about the same memory", "memory"),
+    "rate": ("slower", "faster", "about as fast", "rate"),
+}
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A difference as words: ``status`` (``rules.direction``), ``words`` ("1.59x faster", "about as fast", "too noisy
+    to call"), ``span`` (the interval as the words read it, "1.52–1.66x"; "" when none is known), ``ratio`` (A/B).
+    ``bold`` only when decided."""
+
+    status: str
+    words: str
+    span: str
+    ratio: float
+    noun: str
+
+    @property
+    def decided(self) -> bool:
+        return self.status != rules.NOISY
+
+    @property
+    def bold(self) -> bool:
+        return self.decided
+
+    def text(self, *, md: bool = False) -> str:
+        """"1.59x faster (1.52–1.66x)"; "too noisy to call (1.11x, 0.59–1.86x)"."""
+        words = f"**{self.words}**" if md and self.bold else self.words
+        if self.status == rules.NOISY:
+            inner = ", ".join(x for x in (fmt.fmt_ratio(self.ratio), self.span) if x)
+            return f"{words} ({inner})"
+        return f"{words} ({self.span})" if self.span else words
+
+    def against(self, other: str, *, md: bool = False) -> str:
+        """The phrase with the other side named: "1.59x faster than B (1.52–1.66x)", "about as fast as B (0.95–1.04x)",
+        "in 1.11x B's time (0.59–1.86x), too noisy to call"."""
+        words = f"**{self.words}**" if md and self.bold else self.words
+        tail = f" ({self.span})" if self.span else ""
+        if self.status == rules.NOISY:
+            return f"at {fmt.fmt_ratio(self.ratio)} {other}'s {self.noun}{tail}, {words}"
+        if self.status == rules.SAME:
+            return f"{words} as {other}{tail}"
+        return f"{words} than {other}{tail}"
+
+
+def difference(iv, *, kind: str = "time", margin: float = rules.MARGIN) -> Phrase | None:
+    """The words for the interval ``iv`` of A/B (``core.stats.Interval``); None without a usable ratio."""
+    if iv is None or not (iv.mid > 0) or iv.mid != iv.mid or iv.mid == float("inf"):
+        return None
+    lower, higher, same, noun = KINDS[kind]
+    status = rules.direction(iv, margin)
+    if status == rules.LOWER:
+        return Phrase(status, f"{fmt.fmt_ratio(1 / iv.mid)} {lower}", _span(iv, invert=True), iv.mid, noun)
+    if status == rules.HIGHER:
+        return Phrase(status, f"{fmt.fmt_ratio(iv.mid)} {higher}", _span(iv), iv.mid, noun)
+    if status == rules.SAME:
+        return Phrase(status, same, _span(iv), iv.mid, noun)
+    return Phrase(status, rules.NOISY, _span(iv), iv.mid, noun)
+
+
+def bold(text: str) -> str:
+    """Markdown bold on every decided phrase of ``text`` ("**1.59x faster**", "**about as fast**"): only
+    :func:`difference` writes these words, and only when the interval decides them, so bolding them is the rule."""
+    import re
+
+    words = sorted({w for k in KINDS.values() for w in k[:3]}, key=len, reverse=True)
+    ratio = "|".join(re.escape(w) for w in words if not w.startswith("about"))
+    same = "|".join(re.escape(w) for w in words if w.startswith("about"))
+    return re.sub(rf"(?<!\*)(\d[\d,.]*x (?:{ratio})|{same})(?!\*)", r"**\1**", text)
+
+
+def _span(iv, *, invert: bool = False) -> str:
+    s = fmt.fmt_span(iv, invert=invert)
+    return f"{s}x" if s else ""

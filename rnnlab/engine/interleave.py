@@ -1,0 +1,236 @@
+"""One round of an interleaved point: every arm's worker alive at once, timed in short windows in a random order.
+
+Randomized multiple interleaved trials (Abedi & Brecht, ICPE 2017) with pyperf's process isolation: per round, a
+fresh worker per arm (an arm is a variant; ``calibrate`` also makes copies of one variant, some with injected work).
+The workers import TensorFlow side by side, then wait on their pipes (no CPU). The manager lets one worker at a time
+through each untimed or one-shot part (the cold build, the first call, building the training step, the matmul probe
+after the variant), so nothing it times competes with another worker, and at each timed series (``build_s``,
+``fwd_ms``, ``train_ms``: ``WorkerContext.series``) it asks the waiting workers for one window each, in a fresh random
+order per cycle, many cycles. Window ``c`` of two arms ran seconds apart, under the same load: their ratio is one
+paired sample (``core.stats.paired_interval``).
+
+How many cycles: at least ``MIN_CYCLES`` (``MIN_BUILDS`` for a build); then more, ``BATCH`` at a time, while a comparison with the reference is
+undecided (``rules.direction`` on the paired interval over this and earlier rounds is "too noisy to call"), until
+every one is decided or the timed operation's share of the budget is spent. ``stops`` says which.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from rnnlab.core import rules, stats
+from rnnlab.engine import runner as _runner
+
+WINDOW_STEPS = 10  # steps per window of a per-step metric (ms); the window's value is their median
+BUILD_WINDOW = 1  # a build is long enough to be its own window
+MIN_CYCLES = 4  # windows per arm and per-step series in a round before the call may stop it (40 steps, beside
+#                the sequential protocol's 30 repeats)
+MIN_BUILDS = 3  # a build series' windows per round before the call may stop it (the sequential protocol's 3 builds)
+BATCH = 2  # cycles added between two looks at the calls
+TIMED_SERIES = 3  # build_s, fwd_ms, train_ms: the budget's shares per round
+START = "start"  # the gate a worker waits at once imported
+MIN_ROUNDS = 2  # rounds of fresh processes before a point whose comparisons are all decided may end early
+
+
+@dataclass
+class RoundOutcome:
+    """What one round gave: each arm's last message (``result`` with its metrics, or ``error``), its windows per
+    series, and why each series stopped adding windows ("decided", "budget", "no reference")."""
+
+    messages: dict = field(default_factory=dict)
+    windows: dict = field(default_factory=dict)  # arm -> metric -> [window values]
+    stops: dict = field(default_factory=dict)  # metric -> why it stopped
+
+
+STOP_WORDS = {"decided": "every comparison decided", "budget": "budget spent, some comparisons too noisy to call",
+              "no reference": "no reference to compare with"}
+
+
+def stop_words(stops: Mapping[str, str]) -> str:
+    """"build_s: every comparison decided; fwd_ms: budget spent, ..." (a round's ``RoundOutcome.stops``)."""
+    return "; ".join(f"{m}: {STOP_WORDS.get(why, why)}" for m, why in stops.items()) or "nothing timed in windows"
+
+
+def window_steps(metric: str) -> int:
+    return BUILD_WINDOW if metric.endswith("_s") else WINDOW_STEPS
+
+
+def min_cycles(metric: str) -> int:
+    return MIN_BUILDS if metric.endswith("_s") else MIN_CYCLES
+
+
+def undecided(rounds: Mapping[str, Mapping[str, list]], metric: str, ref: str | None, arms) -> list[str]:
+    """The arms whose ``metric`` against ``ref`` is still "too noisy to call" (``rules.direction`` on
+    ``stats.paired_interval``) over ``rounds`` (arm -> metric -> windows per round, rounds aligned)."""
+    if ref is None or not any(rounds.get(ref, {}).get(metric, [])):
+        return []
+    out = []
+    for a in arms:
+        if a == ref or not any(rounds.get(a, {}).get(metric, [])):
+            continue
+        iv = stats.paired_interval(rounds[a][metric], rounds[ref][metric])
+        if iv is None or rules.direction(iv) == rules.NOISY:
+            out.append(a)
+    return out
+
+
+def with_round(history: Mapping[str, Mapping[str, list]], now: Mapping[str, Mapping[str, list]]) -> dict:
+    """Earlier rounds (arm -> metric -> windows per round) plus this round's windows (arm -> metric -> windows)."""
+    n = max((len(r) for h in history.values() for r in h.values()), default=0)
+    out: dict = {}
+    for a in set(history) | set(now):
+        names = set(history.get(a, {})) | set(now.get(a, {}))
+        out[a] = {m: [*pad(history.get(a, {}).get(m, []), n), list(now.get(a, {}).get(m, []))] for m in names}
+    return out
+
+
+def pad(rounds: list, n: int) -> list:
+    """``rounds`` with empty rounds appended up to ``n`` (an arm that had no windows of a metric in a round)."""
+    return [*rounds, *([[]] * (n - len(rounds)))]
+
+
+class _Live:
+    """The live workers of one round and how to wait on them (time, memory and crash limits as ``runner._watch``)."""
+
+    def __init__(self, tasks: Mapping[str, dict], *, launcher, timeout_s: float, mem_limit_mb: float | None,
+                 on_phase: Callable[[str, str], None], cancel: threading.Event | None, clock, poll_s: float):
+        self.timeout_s, self.on_phase, self.cancel, self.clock, self.poll_s = timeout_s, on_phase, cancel, clock, poll_s
+        self.limit = mem_limit_mb / max(1, len(tasks)) if mem_limit_mb is not None else None
+        self.workers: dict = {}
+        for a, task in tasks.items():
+            self.workers[a] = launcher(task)
+
+    def kill_all(self) -> None:
+        for w in self.workers.values():
+            w.kill()
+
+    def send(self, arm: str, msg: dict) -> None:
+        self.workers[arm].send(msg)
+
+    def next(self, arm: str) -> dict:
+        """The arm's next ready / window / result / error message (phases passed on), or an error of its own."""
+        w, t0 = self.workers[arm], self.clock()
+        while True:
+            msg = w.read(self.poll_s)
+            if self.cancel is not None and self.cancel.is_set():
+                raise _runner.Cancelled("run cancelled")
+            if msg is not None:
+                if msg.get("type") == "phase":
+                    self.on_phase(arm, msg["phase"])
+                    continue
+                return msg
+            code = w.poll()
+            if code is not None:
+                tail = w.read(0.5)
+                if tail is not None:
+                    if tail.get("type") == "phase":
+                        continue
+                    return tail
+                return _runner.exit_error(code, w.stderr_tail())
+            if self.clock() - t0 > self.timeout_s:
+                w.kill()
+                return {"type": "error", "transient": True, "reason": f"timed out after {self.timeout_s:g} s (timeout_s)"}
+            if self.limit is not None:
+                rss = w.rss_mb()
+                if rss is not None and rss > self.limit:
+                    w.kill()
+                    return {"type": "error", "transient": True,
+                            "reason": f"out of memory: worker used {rss:.0f} MB, over its share of {self.limit:.0f} MB"
+                                      " (every variant of the point is alive at once)"}
+
+
+def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[str, Mapping[str, list]],
+              op_budget_s: float, launcher=_runner.launch_subprocess, timeout_s: float,
+              mem_limit_mb: float | None, on_phase: Callable[[str, str], None] = lambda a, p: None,
+              cancel: threading.Event | None = None, clock: Callable[[], float] = time.monotonic,
+              rng: random.Random | None = None, poll_s: float = 0.2) -> RoundOutcome:
+    """One round: ``tasks`` (arm -> worker task; each is given ``serve``) in fresh workers, driven as the module
+    says. Every worker is gone when it returns, whatever happens."""
+    rng = rng or random.Random()
+    live = _Live({a: {**t, "serve": True} for a, t in tasks.items()}, launcher=launcher, timeout_s=timeout_s,
+                 mem_limit_mb=mem_limit_mb, on_phase=on_phase, cancel=cancel, clock=clock, poll_s=poll_s)
+    out = RoundOutcome(windows={a: {} for a in tasks})
+    waiting: dict[str, str] = {}
+    try:
+        def settle(a: str, msg: dict) -> None:
+            if msg.get("type") == "ready":
+                waiting[a] = str(msg.get("op"))
+            else:
+                waiting.pop(a, None)
+                out.messages[a] = msg
+                if msg.get("type") != "result":
+                    live.workers[a].kill()
+
+        for a in tasks:  # they import side by side; each stops at the start gate
+            settle(a, live.next(a))
+        while waiting:
+            op = Counter(waiting.values()).most_common(1)[0][0]
+            group = [a for a in tasks if waiting.get(a) == op]
+            if op != START:
+                out.stops[op] = _windows(live, op, group, out, settle, ref=ref, history=history,
+                                         budget_s=op_budget_s, rng=rng, clock=clock)
+            for a in group:  # one at a time through the next untimed part
+                if waiting.get(a) == op:
+                    on_phase(a, "working alone")
+                    live.send(a, {"cmd": "next"})
+                    settle(a, live.next(a))
+        for a, w in live.workers.items():
+            _runner.reap(w)
+    except BaseException:
+        live.kill_all()
+        raise
+    return out
+
+
+def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, ref, history, budget_s, rng,
+             clock) -> str:
+    n, t0, cycles = window_steps(op), clock(), 0
+    for a in group:
+        live.on_phase(a, f"timing {op} windows")
+    while True:
+        for _ in range(BATCH):
+            order = [a for a in group if a not in out.messages]
+            rng.shuffle(order)
+            for a in order:
+                live.send(a, {"cmd": "window", "n": n})
+                msg = live.next(a)
+                if msg.get("type") == "window":
+                    out.windows[a].setdefault(op, []).append(float(msg["value"]))
+                else:
+                    settle(a, msg)
+            cycles += 1
+        if cycles < min_cycles(op):
+            continue
+        if ref not in group or ref in out.messages:
+            return "no reference"
+        if not undecided(with_round(history, out.windows), op, ref, [a for a in group if a not in out.messages]):
+            return "decided"
+        if clock() - t0 >= budget_s:
+            return "budget"
+
+
+def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | None, rounds: int, budget_s: float,
+              on_round: Callable[[int, RoundOutcome, bool], None], on_phase: Callable[[int, str, str], None],
+              rng: random.Random, **limits) -> dict:
+    """A point's rounds: round ``r`` runs ``make_tasks(r)`` (arm -> task) with :func:`run_round`; each timed series
+    gets ``budget_s / (rounds * TIMED_SERIES)`` seconds of windows a round. After ``MIN_ROUNDS`` rounds the point
+    ends early when no comparison with ``ref`` is still too noisy to call. ``on_round(r, outcome, last)`` folds each
+    round as it ends (``last``: no round follows). Returns every arm's windows: arm -> metric -> windows per round."""
+    op_budget = budget_s / (rounds * TIMED_SERIES)
+    history: dict = {}
+    for r in range(rounds):
+        tasks = make_tasks(r)
+        got = run_round(tasks, ref=ref, history=history, op_budget_s=op_budget,
+                        on_phase=lambda a, ph, r=r: on_phase(r, a, ph), rng=rng, **limits)
+        history = with_round(history, got.windows)
+        decided = r + 1 >= MIN_ROUNDS and not any(undecided(history, m, ref, list(tasks)) for m in got.stops)
+        last = decided or r + 1 == rounds
+        on_round(r, got, last)
+        if last:
+            break
+    return history

@@ -1,0 +1,177 @@
+"""The interleaved protocol: every arm's worker alive at once, windows in a random order, paired ratios, a stop
+rule. Scripted workers (tests/workers.py: no process, no TensorFlow), and one real subprocess pair without
+TensorFlow."""
+
+import random
+
+import pytest
+
+from rnnlab import experiments
+from rnnlab.core import rules
+from rnnlab.core.params import param_set
+from rnnlab.core.store import Store
+from rnnlab.engine import api, interleave
+from rnnlab.experiments.base import Experiment
+from rnnlab.judge import findings
+from tests.engine.test_runner import ENV
+from tests.workers import ServingLauncher
+
+FAKE_I = Experiment(name="fake_i", version=1, title="fake", summary="interleave test",
+                    params=param_set(["units", "device", "rounds", "protocol", "budget_s", "live", "timeout_s"],
+                                     defaults={"timeout_s": 60}),
+                    variants=("ok", "slow", "same", "bad"), worker="tests.workers:run_series", reference="ok",
+                    preload=())
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    experiments._load_all()
+    monkeypatch.setitem(experiments._cache, "fake_i", FAKE_I)
+    monkeypatch.setattr(api.os, "getloadavg", lambda: (0.25, 0.2, 0.1))
+    return FAKE_I
+
+
+def noisy(factor, sd=0.02, seed=1):
+    """A window value: the arm's factor (by variant) times a shared load that drifts, times a little noise."""
+    rng = random.Random(seed)
+
+    def value(task, op, n):
+        load = 1.0 + 0.5 * ((n // 4) % 2)  # the machine's load doubles every few windows: pairing cancels it
+        return factor[task["variant"]] * load * (1 + rng.gauss(0, sd))
+    return value
+
+
+def tasks(*variants):
+    return {v: {"kind": "variant", "variant": v, "worker": "tests.workers:run_series", "params": {}} for v in variants}
+
+
+def test_a_round_times_each_series_in_windows_and_stops_when_every_pair_is_decided():
+    launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0, "same": 1.0}))
+    got = interleave.run_round(tasks("ok", "slow", "same"), ref="ok", history={}, op_budget_s=60, launcher=launcher,
+                               timeout_s=10, mem_limit_mb=None, rng=random.Random(0), poll_s=0.001)
+    assert set(got.messages) == {"ok", "slow", "same"}
+    assert all(m["type"] == "result" for m in got.messages.values())
+    assert got.stops == {"build_s": "decided", "fwd_ms": "decided", "train_ms": "decided"}
+    counts = {a: {m: len(w) for m, w in ws.items()} for a, ws in got.windows.items()}
+    assert counts["ok"] == counts["slow"] == counts["same"]  # every arm a window per cycle: paired by index
+    assert counts["ok"]["fwd_ms"] >= interleave.MIN_CYCLES
+    # windows of a per-step metric are WINDOW_STEPS steps, a build one
+    ok = launcher.workers[0]
+    asked = {m["n"] for m in ok.sent if m["cmd"] == "window"}
+    assert asked == {interleave.WINDOW_STEPS, interleave.BUILD_WINDOW}
+
+
+def test_the_order_of_the_windows_is_random_per_cycle():
+    launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0, "same": 1.0}))
+    order = []
+    real = launcher.__call__
+
+    def spy(task):
+        w = real(task)
+        send = w.send
+        w.send = lambda msg, v=task["variant"]: (order.append(v) if msg["cmd"] == "window" else None, send(msg))
+        return w
+    interleave.run_round(tasks("ok", "slow", "same"), ref="ok", history={}, op_budget_s=60, launcher=spy,
+                         timeout_s=10, mem_limit_mb=None, rng=random.Random(3), poll_s=0.001)
+    cycles = {tuple(order[i:i + 3]) for i in range(0, len(order), 3)}
+    assert len(cycles) > 1 and all(sorted(c) == ["ok", "same", "slow"] for c in cycles)
+
+
+def test_an_undecided_pair_adds_windows_until_the_budget_is_spent():
+    # 'slow' is 10% slower: the interval sits on the margin, so the call stays open
+    launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 1.1}, sd=0.05))
+    t = [0.0]
+
+    def clock():
+        t[0] += 0.01
+        return t[0]
+    got = interleave.run_round(tasks("ok", "slow"), ref="ok", history={}, op_budget_s=2.0, launcher=launcher,
+                               timeout_s=1e9, mem_limit_mb=None, rng=random.Random(0), clock=clock, poll_s=0.001)
+    assert "budget" in got.stops.values()
+    assert max(len(w) for w in got.windows["ok"].values()) > interleave.MIN_CYCLES
+
+
+def test_an_arm_that_fails_ends_alone_and_a_failed_reference_stops_the_calls():
+    launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0, "bad": 1.0}), fail={"bad": "fwd_ms"})
+    got = interleave.run_round(tasks("ok", "slow", "bad"), ref="ok", history={}, op_budget_s=60, launcher=launcher,
+                               timeout_s=10, mem_limit_mb=None, rng=random.Random(0), poll_s=0.001)
+    assert got.messages["bad"] == {"type": "error", "reason": "failed at fwd_ms"}
+    assert got.messages["ok"]["type"] == got.messages["slow"]["type"] == "result"
+    assert "train_ms" in got.windows["slow"] and "train_ms" not in got.windows["bad"]
+    launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0}), fail={"ok": "fwd_ms"})
+    got = interleave.run_round(tasks("ok", "slow"), ref="ok", history={}, op_budget_s=60, launcher=launcher,
+                               timeout_s=10, mem_limit_mb=None, rng=random.Random(0), poll_s=0.001)
+    assert got.stops["fwd_ms"] == got.stops["train_ms"] == "no reference"
+
+
+def test_a_run_pairs_its_records_by_session_and_ends_early_once_every_call_is_decided(fake, tmp_path):
+    launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0, "same": 1.0}))
+    p = api.plan("fake_i", variants=["ok", "slow", "same"], overrides={"rounds": 4, "protocol": "interleaved"})
+    seen = []
+    recs = api.run(p, store=Store(tmp_path / "s.sqlite"), env=ENV, launcher=launcher, mem_limit_mb=None,
+                   on_progress=seen.append)
+    assert len(launcher.workers) == 3 * interleave.MIN_ROUNDS  # decided after two rounds: rounds 3 and 4 not run
+    assert seen[-1].fraction == 1.0
+    ok, slow, same = recs
+    assert ok.details["protocol"] == "interleaved" and ok.details["rounds"] == interleave.MIN_ROUNDS
+    (sid,) = ok.details["paired"]
+    assert set(slow.details["paired"]) == {sid} and len(ok.details["paired"][sid]["fwd_ms"]) == 2
+    iv = findings.interval(slow, ok, "fwd_ms")
+    assert iv.how == "paired" and rules.direction(iv) == rules.HIGHER and 1.9 < iv.mid < 2.1
+    assert rules.direction(findings.interval(same, ok, "fwd_ms")) == rules.SAME
+    # the drifting load is in every window of each cycle, so it cancels out of the paired ratios
+    assert iv.hi / iv.lo < 1.1
+
+
+def test_a_cached_reference_is_measured_again_beside_new_variants_and_keeps_its_figures(fake, tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0, "same": 1.0}))
+    over = {"rounds": 2, "protocol": "interleaved"}
+    (ok1,) = api.run(api.plan("fake_i", variants=["ok"], overrides=over), store=store, env=ENV, launcher=launcher,
+                     mem_limit_mb=None)
+    ok_fig = ok1.metrics
+    ok2, slow = api.run(api.plan("fake_i", variants=["ok", "slow"], overrides=over), store=store, env=ENV,
+                        launcher=launcher, mem_limit_mb=None)
+    assert ok2.cached and ok2.metrics == ok_fig
+    sid = next(iter(slow.details["paired"]))
+    assert sid in ok2.details["paired"] and sid in store.get(ok2.key).details["paired"]
+    assert findings.interval(slow, ok2, "fwd_ms").how == "paired"
+
+
+def test_records_of_different_sessions_fall_back_to_the_rounds(fake, tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0}))
+    over = {"rounds": 2, "protocol": "interleaved"}
+    ok, _ = api.run(api.plan("fake_i", variants=["ok", "slow"], overrides=over), store=store, env=ENV,
+                    launcher=launcher, mem_limit_mb=None)
+    (slow,) = api.run(api.plan("fake_i", variants=["slow"], overrides=over), store=store, env=ENV, launcher=launcher,
+                      mem_limit_mb=None, fresh=True)
+    other = ok.with_(details={**ok.details, "paired": {"elsewhere": ok.details["paired"][next(iter(ok.details["paired"]))]}})
+    assert findings.interval(slow, other, "fwd_ms").how != "paired"
+
+
+def test_real_workers_serve_windows_over_their_pipes(fake, tmp_path):
+    """Two spawned worker processes (no TensorFlow) driven through a whole round."""
+    p = api.plan("fake_i", variants=["ok", "slow"], overrides={"rounds": 1, "protocol": "interleaved", "units": 2000,
+                                                              "budget_s": 5})
+    recs = api.run(p, store=Store(tmp_path / "s.sqlite"), env=ENV, mem_limit_mb=None)
+    ok, slow = recs
+    assert ok.ok and slow.ok, (ok.error, slow.error)
+    (sid,) = ok.details["paired"]
+    assert len(ok.details["paired"][sid]["fwd_ms"][0]) >= interleave.MIN_CYCLES
+    iv = findings.interval(slow, ok, "fwd_ms")
+    assert iv.how == "paired" and 1.5 < iv.mid < 2.5
+
+
+def test_more_variants_than_live_workers_run_in_groups_each_with_the_reference(fake, tmp_path):
+    launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0, "same": 1.0, "bad": 3.0}))
+    p = api.plan("fake_i", variants=["ok", "slow", "same", "bad"],
+                 overrides={"rounds": 2, "protocol": "interleaved", "live": 3})
+    ok, slow, same, bad = api.run(p, store=Store(tmp_path / "s.sqlite"), env=ENV, launcher=launcher,
+                                  mem_limit_mb=None)
+    launched = [w.task["variant"] for w in launcher.workers]
+    assert launched == ["ok", "slow", "same"] * 2 + ["ok", "bad"] * 2  # groups of three at most, ok in each
+    assert len(ok.details["paired"]) == 2  # its own session, and the second group's
+    assert rules.direction(findings.interval(bad, ok, "fwd_ms")) == rules.HIGHER
+    assert findings.interval(bad, ok, "fwd_ms").how == "paired"
+    assert findings.interval(bad, slow, "fwd_ms").how != "paired"  # two groups: not timed side by side
