@@ -3,8 +3,9 @@
 A benchmark of the measurement itself, not a test: it runs the same plan twice (``fresh``, into a scratch store,
 never the user's) and shows how far the two runs' figures lie apart. Per variant and metric: each run's median over
 its rounds, their spread ``|m1 - m2| / mean``, and whether run 1's ratio-to-reference interval
-(``core.stats.ratio_interval`` over the rounds) holds run 2's ratio. Last line: the largest spread and how many
-intervals held. Progress goes to stderr, the report to stdout.
+(``judge.findings.interval``: paired windows of an interleaved run, else the rounds) holds run 2's ratio, and
+whether the two runs make the same call (``rules.direction``). Last lines: the largest spread, how many intervals
+held, how many calls agree and how many contradict each other. Progress goes to stderr, the report to stdout.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from typing import Callable, Sequence
 
 from rnnlab import experiments
 from rnnlab.commands._output import WIDTH, wrap, width_of
-from rnnlab.core import stats
+from rnnlab.core import rules, stats
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip, fmt_seconds
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store, default_path
 from rnnlab.engine import api
+from rnnlab.judge import findings
 
 METRICS = ("fwd_ms", "train_ms", "build_s")
 
@@ -79,6 +81,7 @@ def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, re
     lines: list[str] = []
     spreads: list[tuple[float, str]] = []
     held = compared = 0
+    calls: list[tuple[str, str]] = []  # (run 1's call, run 2's) of each ratio: rules.direction
     other: dict[str, list[tuple[bool, float]]] = {name: [] for name in stats.CANDIDATES}  # (held, hi / lo)
     head = (f"{'variant':<22} {'metric':<9} {'run 1':>10} {'run 2':>10} {'spread':>7}  "
             f"{'ratio to reference, run 1 [interval]':<38} {'run 2':>7} {'held':>5}")
@@ -108,13 +111,14 @@ def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, re
                 ratio = "(the reference)" if v == reference else "-"
                 r2 = ok = ""
                 if reference and v != reference and ra is not None and rb is not None and ra.ok and rb.ok:
-                    i1 = stats.ratio_interval(ea.round_metrics, ra.round_metrics, m)
-                    i2 = stats.ratio_interval(eb.round_metrics, rb.round_metrics, m)
+                    i1 = findings.interval(ea, ra, m)  # paired windows where the run interleaved, else rounds
+                    i2 = findings.interval(eb, rb, m)
                     if i1 is not None:
                         ratio = f"{i1.mid:.3f} [{i1.lo:.3f} - {i1.hi:.3f}] ({i1.how}, n={i1.n})"
                     if i2 is not None:
                         r2 = f"{i2.mid:.3f}"
                     if i1 is not None and i2 is not None:
+                        calls.append((rules.direction(i1), rules.direction(i2)))
                         compared += 1
                         inside = i1.lo <= i2.mid <= i1.hi
                         held += inside
@@ -132,12 +136,26 @@ def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, re
     lines += wrap((f"max spread between the runs' medians: {worst[0]:.1f}% ({worst[1]}); " if worst else
                    "max spread between the runs' medians: - (nothing measured twice); ")
                   + f"{held} of {compared} ratio intervals of run 1 held run 2's ratio", width)
+    if calls:
+        same, contra = agreement(calls)
+        lines += wrap(f"calls against {reference} (faster / about the same / slower / too noisy to call): the same in "
+                      f"{same} of {len(calls)} ratios; contradicting (a direction in one run, the other direction or "
+                      f"about the same in the other) {contra}", width)
     said = [f"{name} {sum(h for h, _ in got)} of {len(got)} (median width {statistics.median(w for _, w in got):.2f}x)"
             for name, got in other.items() if got]
     if said:  # how other interval rules would have done on the same records: what choosing a rule rests on
         lines += wrap("other interval rules on the same rounds (held run 2's ratio; median hi/lo): " + "; ".join(said),
                       width)
     return Result(lines, None if worst is None else worst[0], held, compared, (list(run1), list(run2)))
+
+
+def agreement(calls: Sequence[tuple[str, str]]) -> tuple[int, int]:
+    """(the same call in both runs, contradictions): a contradiction is a direction in one run and the other
+    direction or "about the same" in the other; "too noisy to call" contradicts nothing."""
+    decided = (rules.LOWER, rules.HIGHER, rules.SAME)
+    same = sum(a == b for a, b in calls)
+    contra = sum(a != b and a in decided and b in decided for a, b in calls)
+    return same, contra
 
 
 def run(*, experiment: str = "unroll", preset: str | None = "seed", variants: str | Sequence[str] | None = None,

@@ -109,7 +109,7 @@ EXPERIMENT = Experiment(
     reference="dynamic_default",
     presets={
         "quick": {"cell": "rnn", "units": 32, "layers": 1, "batch": 8, "seq_len": 20, "input_dim": 16,
-                  "first_n": 10, "repeats": 5, "warmup": 1, "rounds": 1,
+                  "first_n": 10, "repeats": 5, "warmup": 1, "rounds": 1, "budget_s": 20,
                   "variants": ["dynamic_default", "dynamic_pi1", "static_first_n"]},
         "seed": SEED,
         "full": {**SEED, "cell": ["rnn", "lstm"], "seq_len": [50, 100, 200], "first_n": 50},

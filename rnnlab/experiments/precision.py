@@ -101,7 +101,7 @@ EXPERIMENT = Experiment(
     reference="keras_float32",
     presets={
         "quick": {"cell": "lstm", "units": 32, "layers": 1, "batch": 8, "seq_len": 20, "input_dim": 16,
-                  "repeats": 5, "warmup": 1, "rounds": 1,
+                  "repeats": 5, "warmup": 1, "rounds": 1, "budget_s": 20,
                   "variants": ["keras_float32", "keras_mixed_float16", "tf1_dynamic_policy"]},
         "seed": SEED,
         "full": {"cell": ["rnn", "lstm", "gru"], "units": 128, "layers": 1, "batch": 32, "seq_len": [50, 100],

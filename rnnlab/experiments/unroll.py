@@ -57,7 +57,7 @@ EXPERIMENT = Experiment(
     reference=REFERENCE,
     presets={
         "quick": {"cell": "rnn", "units": 32, "layers": 1, "batch": 8, "seq_len": 20, "input_dim": 16, "repeats": 5,
-                  "warmup": 1, "rounds": 1, "variants": ["tf1_static", "tf1_dynamic", "tf2_while", "keras"]},
+                  "warmup": 1, "rounds": 1, "budget_s": 20, "variants": ["tf1_static", "tf1_dynamic", "tf2_while", "keras"]},
         "seed": SEED,
         "full": {**SEED, "cell": ["rnn", "lstm", "gru"], "seq_len": [25, 50, 100, 200, 400], "repeats": 20,
                  "variants": ["tf1_static", "tf1_dynamic", "tf2_unrolled", "tf2_while", "keras", "keras_unroll",

@@ -677,11 +677,11 @@ def seed003_verdict(records: Iterable[Record]) -> Seed003Verdict:
         return phrase.against("dynamic_rnn") if phrase is not None else "with no ratio known"
     runs, builds = said(iv_steady, "rate"), said(iv_build, "time")
     run_part = {"holds": f"static_rnn does run faster{here}: it runs {runs}",
-                "does not hold": f"static_rnn does not run at least {margin} faster{here}: it runs {runs}",
+                "does not hold": f"static_rnn does not run faster by the {margin} margin{here}: it runs {runs}",
                 rules.NOISY: f"whether static_rnn runs faster{here} is too noisy to call: it runs {runs}",
                 }.get(run_v.status, f"whether static_rnn runs faster depends ({run_v.why})")
     build_part = {"holds": f"static_rnn is slower to build, as claimed: it builds {builds}",
-                  "does not hold": f"static_rnn is not at least {margin} slower to build: it builds {builds}",
+                  "does not hold": f"static_rnn is not slower to build by the {margin} margin: it builds {builds}",
                   rules.NOISY: f"whether static_rnn builds slower is too noisy to call: it builds {builds}",
                   }.get(build_v.status, f"whether static_rnn builds slower depends ({build_v.why})")
     headline = f"Verdict: the conclusion {status} {at}: {run_part}, and {build_part}."

@@ -295,8 +295,8 @@ def test_seed003_verdict_follows_the_numbers():
     reversed_ = seed003_verdict([_rec("static", 2.0, 30.0), _rec("dynamic", 5.0, 1.0)]).text
     assert "does not hold" in reversed_ and "it runs 2.50x slower than dynamic_rnn" in reversed_
     same = seed003_verdict([_rec("static", 5.2, 1.1), _rec("dynamic", 5.0, 1.0)]).text
-    assert "does not hold" in same and "does not run at least 10% faster here: it runs about as fast" in same
-    assert "not at least 10% slower to build: it builds about as fast as dynamic_rnn" in same
+    assert "does not hold" in same and "does not run faster by the 10% margin here: it runs about as fast" in same
+    assert "not slower to build by the 10% margin: it builds about as fast as dynamic_rnn" in same
     failed = _rec("dynamic", 0, 0, error="timed out")
     assert "Cannot judge" in seed003_verdict([_rec("static", 2.0, 3.0), failed]).text
 
