@@ -151,6 +151,12 @@ def run(p: api.Plan, cluster: Cluster, *, store: Store, fresh: bool = False,
     ``env`` (tests): every node's environment, no probe."""
     exp = experiments.get(p.experiment)
     count = api.Counter(p, on_progress, clock)
+    if any(pt.get("protocol") == "interleaved" for pt in p.points):
+        # one Ray task measures one variant: the records say so (the protocol is part of their key)
+        p = api.Plan(p.experiment, tuple({**pt, "protocol": "sequential"} if "protocol" in pt else pt
+                                         for pt in p.points), p.variants, p.preset)
+        count.say_run("a cluster measures each variant in a task of its own: protocol=sequential (interleaving "
+                      "needs every variant of a point on one node at once)")
     envs: dict[tuple[str, str], dict] = {}
     points: list[api.OpenPoint] = []
     pending: dict[Any, tuple[api.OpenPoint, str, int, Node]] = {}
