@@ -167,9 +167,11 @@ def comparison(records: Sequence[Record], *, reference: str = "tf1_dynamic",
     if ratio_note and spread:
         flat = [row[j] for row in ivs for j in spread]
         ratio_note += ", in brackets " + _how(flat)
-        if any(iv is not None and iv.how == "paired" for iv in flat):
-            ratio_note += ("; a paired ratio is the median of the window-by-window ratios, so it can differ from "
-                           "the ratio of the two medians beside it")
+        hows = [w for how, w in (("paired", "window-by-window"), ("rounds", "round-by-round"))
+                if any(iv is not None and iv.how == how for iv in flat)]
+        if hows:
+            ratio_note += (f"; a ratio is the median of the {' or '.join(hows)} ratios, so it can differ from the "
+                           "ratio of the two medians beside it")
     n_flag = sum(bool(c) for c in checks)
     return TableView(
         title=title or f"{recs[0].experiment if recs else ''}: {fmt.fmt_params(p)}",
