@@ -57,7 +57,7 @@ def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None =
     if experiment is not None and experiment not in experiments.names() and experiment not in report.TOPICS:
         raise RnnlabError(f"unknown experiment or page {clip(repr(experiment))}; known: "
                           f"{', '.join(dict.fromkeys([*experiments.names(), *report.TOPICS]))}")
-    recs = select.combined(store) if include_baseline else store.records()
+    recs = select.combined(store, bundled=include_baseline)
     if view is not None and not full:
         from rnnlab.engine import api
 
@@ -66,18 +66,25 @@ def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None =
             env = api.known_env(store, device)
         except RnnlabError:
             env = None
-        rep = deck.page_view(view, recs, env=env)
-        if fmt == "pptx":
-            rep = deck.talk(rep, chosen)
-        return exporters.export(rep, fmt, out)
+
+        def page(rs):
+            rep = deck.page_view(view, rs, env=env)
+            return deck.talk(rep, chosen) if fmt == "pptx" else rep
+        return exporters.export(select.survive(page, recs, what=f"the {page_name(view)} page"), fmt, out)
     # an experiment's export is its page's report: every experiment that page shows (varlen, padding and seed003
     # share one page); the Claims page ("claims") reads every experiment's records, knobs|precision|training their own
     topic = report.TOPICS.get(experiment)
     if experiment is not None and experiment != "claims":
         shown = {experiment} if topic == "claims" else {e for e, t in report.TOPICS.items() if t == topic}
         recs = [r for r in recs if r.experiment in shown]
-    rep = report.build(recs, experiment=experiment)
+    rep = select.survive(lambda rs: report.build(rs, experiment=experiment), recs, what="the export")
     return exporters.export(rep, fmt, out)  # a str: a trailing "/" means "a folder"
+
+
+def page_name(view: str) -> str:
+    from rnnlab.present import deck
+
+    return deck.parse_view(view)[0]
 
 
 def main(args) -> int:
