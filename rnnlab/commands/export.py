@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core import outpath
 from rnnlab.core.format import clip
 from rnnlab.core.store import Store
 
@@ -32,12 +33,13 @@ def setup_arguments(sub) -> None:
     p.add_argument("--full", action="store_true",
                    help="with --view: the full appendix of the page's experiment (every configuration and column)")
     p.add_argument("--out", required=True)
+    p.add_argument("--force", action="store_true", help="write through a symbolic link or to a device given as --out")
     p.add_argument("--no-baseline", action="store_true")
     p.set_defaults(func=main)
 
 
 def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None = None, columns: str | None = None,
-        full: bool = False, include_baseline: bool = True, store: Store | None = None) -> list[Path]:
+        full: bool = False, include_baseline: bool = True, store: Store | None = None, force: bool = False) -> list[Path]:
     from rnnlab import experiments, exporters
     from rnnlab.judge import select
     from rnnlab.present import deck, report  # heavy imports only when exporting
@@ -49,7 +51,8 @@ def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None =
     if full and view is None:
         raise RnnlabError("--full goes with --view PAGE (without --view every export is the full appendix)")
     chosen = deck.parse_columns(columns)
-    store = store or Store()
+    outpath.check(out, force=force)  # before reading or rendering anything
+    store = store or Store(readonly=True)  # reading never writes (nor waits for a writer to finish)
     if view is not None:
         page, query = deck.parse_view(view)  # refuse a bad spec before reading anything
         if full:
@@ -89,7 +92,7 @@ def page_name(view: str) -> str:
 
 def main(args) -> int:
     paths = run(fmt=args.format, out=args.out, experiment=args.experiment, view=args.view, columns=args.columns,
-                full=args.full, include_baseline=not args.no_baseline)
+                full=args.full, include_baseline=not args.no_baseline, force=args.force)
     for p in paths:
         print(p)
     return 0

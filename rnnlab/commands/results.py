@@ -24,7 +24,7 @@ def run(*, experiment: str | None = None, fmt: str = "table", include_baseline: 
     from rnnlab.engine.api import first_run_command
     from rnnlab.judge import select  # altair and pandas load only when results are printed (in _text)
 
-    store = store or Store()
+    store = store or Store(readonly=True)  # reading never writes (nor waits for a writer to finish)
     if experiment is not None:
         from rnnlab import experiments
 

@@ -105,11 +105,17 @@ ANY = object()
 NUM, INT, STR, BOOL, NULL = float, int, str, bool, type(None)
 OPT_STR = Or(STR, NULL)
 _CHECK = {"checked": INT, "ok": BOOL, "row": Or(INT, NULL), "step": Or(INT, NULL), "worst": NUM}
+_NOTES = {"RNN": STR, "keras": STR, "tf1_cell_weights": [STR], "loop_ops": [STR], "cudnn_ops": [STR],
+          "keras3_layer_trainable_weights": Or(NUM, STR), "symbolic_shape": [Or(NUM, NULL)]}
 _SCENARIO = {"TF_USE_LEGACY_KERAS": OPT_STR, "error": OPT_STR, "error_type": OPT_STR, "failed_at": OPT_STR,
-             "notes": Map(ANY), "result": STR, "steps": [STR], "versions": Map(STR)}
+             "notes": _NOTES, "result": STR, "steps": [STR], "versions": Map(STR)}
 _CASE = {"builds": BOOL, "case": STR, "cell": STR, "check_passed": BOOL, "constructed": BOOL, "error": OPT_STR,
          "error_line": OPT_STR, "error_lineno": Or(INT, NULL), "error_summary": OPT_STR, "error_type": OPT_STR,
          "code": STR, "result": STR, "input_dim": INT}
+_SPEC = {"cell": STR, "scope": STR, "input_dim": NUM, "units": NUM, "layers": NUM, "multi_rnn_cell": BOOL,
+         "ignored": [STR], "other_stacks": [STR],
+         "cells": [{"cell": STR, "index": NUM, "input_dim": NUM, "scope": STR, "tf1_class": STR, "units": NUM,
+                    "unsupported": [STR], "variables": Map(STR)}]}  # tf/convert.py's Stack.to_dict
 
 # details key -> the shape its workers write (rnnlab/experiments/*.py, rnnlab/tf/*; read by rnnlab/present and
 # rnnlab/judge). One table for every experiment: a key means the same wherever it appears.
@@ -145,7 +151,7 @@ DETAILS: dict[str, Any] = {
     "atol": NUM, "checkpoint_variables": [STR], "correction": STR, "cpu_path": STR,
     "cudnn_rules": {"eligible": BOOL, "reasons": [STR]}, "diffs": Map(NUM), "keras3_code": STR,
     "keras_file_mb": NUM, "keras_while_loop": STR, "no_equivalent": [STR], "not_checked": [STR],
-    "refused": Map(STR), "scenarios": Map(_SCENARIO), "spec": Map(ANY), "summary": STR, "tf1": STR,
+    "refused": Map(STR), "scenarios": Map(_SCENARIO), "spec": _SPEC, "summary": STR, "tf1": STR,
     # knobs, precision
     "knob": Or(STR, Map(Or(NUM, BOOL, STR))), "max_abs_diff_note": STR, "seed_code": STR, "seed_code_error": STR,
     "seed_code_error_unknown_time": STR, "what_runs": STR, "compute_dtype": STR, "cpu_flags_checked": [STR],
