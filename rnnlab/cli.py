@@ -68,6 +68,8 @@ _ENVIRONMENT = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.ENAMETOOLONG, err
 
 def _os_error(e: OSError) -> str:
     why = e.strerror or str(e)
+    if e.errno == errno.ENOSPC:
+        why = f"the disk is full ({why})"
     if e.filename is None:  # writing to stdout: `> /dev/full`
         return f"cannot write the output: {why}"
     return f"{clip(os.fsdecode(e.filename))}: {why}"

@@ -68,6 +68,13 @@ def wrap(line: str, width: int | None, indent: str | None = None) -> list[str]:
                          drop_whitespace=True) or [line[:width]]
 
 
+def printable(text: str) -> str:
+    """``text``, once it is known to encode as UTF-8 (a lone surrogate raises here, inside ``select.survive``, which
+    leaves the record out, rather than in ``print``)."""
+    text.encode("utf-8")
+    return text
+
+
 def fit_lines(text: str, width: int | None) -> str:
     """Every line of ``text`` wrapped to ``width`` (:func:`wrap`); None: ``text`` as it is."""
     if width is None:

@@ -10,6 +10,7 @@ held, how many calls agree and how many contradict each other. Progress goes to 
 
 from __future__ import annotations
 
+import errno
 import statistics
 import sys
 import tempfile
@@ -20,7 +21,7 @@ from typing import Callable, Sequence
 
 from rnnlab import experiments
 from rnnlab.commands._output import WIDTH, wrap, width_of
-from rnnlab.core import rules, stats
+from rnnlab.core import outpath, rules, stats
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip, fmt_seconds
 from rnnlab.core.record import Record
@@ -45,6 +46,7 @@ def setup_arguments(sub) -> None:
                                                   "to study the rounds later")
     p.add_argument("--from", dest="kept", metavar="PATH",
                    help="measure nothing: report on the records a run with --keep wrote")
+    p.add_argument("--force", action="store_true", help="let --keep write through a symbolic link or to a device")
     p.set_defaults(func=main)
 
 
@@ -219,6 +221,8 @@ def main(args) -> int:
                      metrics=[m.strip() for m in args.metrics.split(",") if m.strip()])
         print("\n".join(res.lines))
         return 0
+    if args.keep:
+        outpath.check(args.keep, flag="--keep", force=args.force)  # before minutes of measuring, not after
     res = run(experiment=args.experiment, preset=args.preset, variants=args.variants, rounds=args.rounds,
               sets=args.sets, metrics=[m.strip() for m in args.metrics.split(",") if m.strip()], settle_s=90.0,
               on_progress=ProgressBar(), width=width_of(args),
@@ -237,7 +241,9 @@ def keep(res: Result, path: str) -> None:
     try:
         Path(path).write_text(json.dumps(rows, indent=1))
     except OSError as e:
-        raise RnnlabError(f"--keep {clip(path)}: {e.strerror or e}") from None
+        why = e.strerror or str(e)
+        raise RnnlabError(f"--keep {clip(path)}: {'the disk is full (' + why + ')' if e.errno == errno.ENOSPC else why}")\
+            from None
 
 
 

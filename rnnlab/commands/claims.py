@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from rnnlab.commands._output import WIDTH, fit_lines, width_of
+from rnnlab.commands._output import WIDTH, fit_lines, printable, width_of
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 from rnnlab.core.store import Store
@@ -34,7 +34,6 @@ def run(*, fmt: str = "table", status: str | list[str] | tuple[str, ...] | None 
     Markdown table (``md``) or a JSON document (``json``)."""
     from rnnlab.judge import select
     from rnnlab.present import claims as claim_views
-    from rnnlab.judge import claims
 
     if fmt not in ("table", "md", "json"):
         raise RnnlabError(f"format {fmt!r}: expected table, md or json")
@@ -49,8 +48,16 @@ def run(*, fmt: str = "table", status: str | list[str] | tuple[str, ...] | None 
     bad = [s for s in seeds if s not in claim_views.SEEDS]
     if bad:
         raise RnnlabError(f"seed {clip(repr(bad[0]))} has no claims; known seeds: {', '.join(claim_views.SEEDS)}")
-    store = store or Store()
-    records = select.combined(store) if include_baseline else store.records()
+    store = store or Store(readonly=True)  # reading never writes (nor waits for a writer to finish)
+    records = select.combined(store, bundled=include_baseline)
+    return select.survive(lambda recs: printable(_text(recs, fmt=fmt, seeds=seeds, statuses=statuses, width=width)), records,
+                          what="claims")
+
+
+def _text(records, *, fmt: str, seeds: list[str], statuses: list, width: int | None) -> str:
+    from rnnlab.judge import claims, select
+    from rnnlab.present import claims as claim_views
+
     everything = claims.evaluate(records)
     results = claim_views.select(everything, seeds=seeds, statuses=statuses)
     where = (f"{len(records)} records ({select.source_note(records)})" if records else

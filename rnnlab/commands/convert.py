@@ -15,6 +15,7 @@ import sys
 import warnings
 
 from rnnlab.commands import _output
+from rnnlab.core import outpath
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.rules import ATOL
 
@@ -46,6 +47,7 @@ def run(*, checkpoint, out, cell: str | None = None, forget_bias: float = 1.0, s
     out = str(out)
     if not (out.endswith(".keras") or out.endswith(".weights.h5")):
         raise RnnlabError(f"--out {out}: the name must end in .keras (model) or .weights.h5 (weights only)")
+    outpath.check(out)  # a symbolic link, a device, a path through a file: said before converting anything
     if cell is not None and cell not in cv.CELL_TYPES:
         raise RnnlabError(f"--cell {cell}: expected one of {', '.join(cv.CELL_TYPES)}")
     try:

@@ -18,7 +18,11 @@ def setup_arguments(sub) -> None:
 
 
 def run(*, device: str = "auto", store: Store | None = None) -> dict:
-    return api.environment(device, store=store or Store())
+    if store is None:  # read-only unless the probe has to run (and cache its result) first
+        store = Store(readonly=True)
+        if api.needs_probe(store, device):
+            store = Store()
+    return api.environment(device, store=store)
 
 
 def main(args) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core import outpath
 from rnnlab.core.format import clip
 from rnnlab.core.store import Store
 
@@ -32,12 +33,13 @@ def setup_arguments(sub) -> None:
     p.add_argument("--full", action="store_true",
                    help="with --view: the full appendix of the page's experiment (every configuration and column)")
     p.add_argument("--out", required=True)
+    p.add_argument("--force", action="store_true", help="write through a symbolic link or to a device given as --out")
     p.add_argument("--no-baseline", action="store_true")
     p.set_defaults(func=main)
 
 
 def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None = None, columns: str | None = None,
-        full: bool = False, include_baseline: bool = True, store: Store | None = None) -> list[Path]:
+        full: bool = False, include_baseline: bool = True, store: Store | None = None, force: bool = False) -> list[Path]:
     from rnnlab import experiments, exporters
     from rnnlab.judge import select
     from rnnlab.present import deck, report  # heavy imports only when exporting
@@ -49,7 +51,8 @@ def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None =
     if full and view is None:
         raise RnnlabError("--full goes with --view PAGE (without --view every export is the full appendix)")
     chosen = deck.parse_columns(columns)
-    store = store or Store()
+    outpath.check(out, force=force)  # before reading or rendering anything
+    store = store or Store(readonly=True)  # reading never writes (nor waits for a writer to finish)
     if view is not None:
         page, query = deck.parse_view(view)  # refuse a bad spec before reading anything
         if full:
@@ -57,7 +60,7 @@ def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None =
     if experiment is not None and experiment not in experiments.names() and experiment not in report.TOPICS:
         raise RnnlabError(f"unknown experiment or page {clip(repr(experiment))}; known: "
                           f"{', '.join(dict.fromkeys([*experiments.names(), *report.TOPICS]))}")
-    recs = select.combined(store) if include_baseline else store.records()
+    recs = select.combined(store, bundled=include_baseline)
     if view is not None and not full:
         from rnnlab.engine import api
 
@@ -66,23 +69,30 @@ def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None =
             env = api.known_env(store, device)
         except RnnlabError:
             env = None
-        rep = deck.page_view(view, recs, env=env)
-        if fmt == "pptx":
-            rep = deck.talk(rep, chosen)
-        return exporters.export(rep, fmt, out)
+
+        def page(rs):
+            rep = deck.page_view(view, rs, env=env)
+            return deck.talk(rep, chosen) if fmt == "pptx" else rep
+        return exporters.export(select.survive(page, recs, what=f"the {page_name(view)} page"), fmt, out)
     # an experiment's export is its page's report: every experiment that page shows (varlen, padding and seed003
     # share one page); the Claims page ("claims") reads every experiment's records, knobs|precision|training their own
     topic = report.TOPICS.get(experiment)
     if experiment is not None and experiment != "claims":
         shown = {experiment} if topic == "claims" else {e for e, t in report.TOPICS.items() if t == topic}
         recs = [r for r in recs if r.experiment in shown]
-    rep = report.build(recs, experiment=experiment)
+    rep = select.survive(lambda rs: report.build(rs, experiment=experiment), recs, what="the export")
     return exporters.export(rep, fmt, out)  # a str: a trailing "/" means "a folder"
+
+
+def page_name(view: str) -> str:
+    from rnnlab.present import deck
+
+    return deck.parse_view(view)[0]
 
 
 def main(args) -> int:
     paths = run(fmt=args.format, out=args.out, experiment=args.experiment, view=args.view, columns=args.columns,
-                full=args.full, include_baseline=not args.no_baseline)
+                full=args.full, include_baseline=not args.no_baseline, force=args.force)
     for p in paths:
         print(p)
     return 0

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 
-from rnnlab.commands._output import WIDTH, table, width_of
+from rnnlab.commands._output import WIDTH, printable, table, width_of
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
 
@@ -24,27 +22,29 @@ def run(*, experiment: str | None = None, fmt: str = "table", include_baseline: 
     """The records as text: a table per configuration fitted to ``width`` columns (None: every column, unclipped;
     ``commands._output.fit``), or CSV, Markdown or JSON (whole, whatever the width)."""
     from rnnlab.engine.api import first_run_command
-    from rnnlab.judge import select
-    from rnnlab.present import report, tables  # altair and pandas load only when results are printed
+    from rnnlab.judge import select  # altair and pandas load only when results are printed (in _text)
 
-    store = store or Store()
+    store = store or Store(readonly=True)  # reading never writes (nor waits for a writer to finish)
     if experiment is not None:
         from rnnlab import experiments
 
         experiments.get(experiment)
-    recs = select.combined(store, experiment=experiment) if include_baseline else store.records(experiment)
-    if fmt == "json":
-        return json.dumps([r.to_dict(with_transient=False) | {"source": r.source} for r in recs], indent=1)
-    if not recs:
+    recs = select.combined(store, experiment=experiment, bundled=include_baseline)
+    if not recs and fmt != "json":
         raise RnnlabError("no stored records" + (f" for {experiment}" if experiment else "") +
                           "; run one first, e.g. " + first_run_command(experiment))
+    return select.survive(lambda rs: printable(_text(rs, fmt=fmt, width=width)), recs, what="results")
+
+
+def _text(recs, *, fmt: str, width: int | None) -> str:
+    from rnnlab.present import report, tables
+
+    if fmt == "json":
+        return json.dumps([r.to_dict(with_transient=False) | {"source": r.source} for r in recs], indent=1)
     if fmt == "csv":
-        rows = tables.results_rows(recs)
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-        return buf.getvalue()
+        from rnnlab.present.results import csv_bytes
+
+        return csv_bytes(recs).decode()
     views, _ = [], None
     for name in dict.fromkeys(r.experiment for r in recs):
         views += report.experiment_views([r for r in recs if r.experiment == name])[0]

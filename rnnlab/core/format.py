@@ -162,3 +162,19 @@ def clip(text: object, limit: int = 80) -> str:
     line, a property with a length limit."""
     text = str(text)
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value: object) -> object:
+    """A CSV cell that a spreadsheet will not run as a formula: text starting with = + - @ (or a tab or carriage
+    return) gets a leading single quote (OWASP's advice); numbers, and text that reads as one ("-1.5"), stay as they
+    are. Every CSV rnnlab writes goes through this."""
+    if not isinstance(value, str) or not value.startswith(_FORMULA_START):
+        return value
+    try:
+        float(value)
+        return value
+    except ValueError:
+        return "'" + value

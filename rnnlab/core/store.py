@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -52,6 +53,7 @@ def default_path() -> Path:
 
 DEFAULT_WAIT_S = 120.0  # how long a write waits for another writer (RNNLAB_STORE_WAIT_S overrides)
 _ATTEMPT_S = 5.0  # SQLite's own busy wait per attempt; attempts repeat with backoff until the total wait is spent
+_FIRST_S = 0.5  # the first attempt's: "waiting for the store lock" is said within a second
 
 
 def warn_stderr(msg: str) -> None:
@@ -82,6 +84,22 @@ def _is_read_only(e: sqlite3.Error) -> bool:
     return "readonly" in text or "read-only" in text or "unable to open" in text
 
 
+FULL_BELOW = 1 << 20  # bytes free under which SQLite's "disk I/O error" means the disk is full (ENOSPC)
+
+
+def _disk_full(path: Path, e: Exception) -> bool:
+    text = str(e).lower()
+    if "disk is full" in text or getattr(e, "errno", None) == errno.ENOSPC:
+        return True
+    if "disk i/o" not in text:
+        return False
+    try:
+        st = os.statvfs(path.parent if path.parent.exists() else ".")
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < FULL_BELOW
+
+
 class StoreLocked(RnnlabError):
     """Another process held the store's write lock longer than the wait allows."""
 
@@ -108,13 +126,21 @@ def _file_lock(path: Path):
 
 
 class Store:
-    def __init__(self, path: str | os.PathLike | None = None, *, warn: Callable[[str], None] = warn_stderr):
+    def __init__(self, path: str | os.PathLike | None = None, *, warn: Callable[[str], None] = warn_stderr,
+                 readonly: bool = False):
+        """``readonly``: a reading command's store (results, claims, export, list, env): opened ``mode=ro``, never
+        created, moved aside or given tables; a store not there yet reads as empty."""
         self.path = Path(path) if path is not None else default_path()
         self.warn = warn
         self.warnings: list[str] = []
         self.read_only = False
         self.read_only_reason: str | None = None
-        self._open()
+        self.absent = False  # readonly and no store yet: every read is empty
+        self._waited = False
+        if readonly:
+            self._open_readonly()
+        else:
+            self._open()
 
     # -- opening -----------------------------------------------------------------------------------------------
     def _say(self, msg: str) -> None:
@@ -130,7 +156,10 @@ class Store:
                 con = sqlite3.connect(self._uri("mode=ro"), uri=True, timeout=timeout,
                                       isolation_level=None)
                 con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            except sqlite3.OperationalError:  # a WAL store in a read-only folder: read it as a snapshot
+            except sqlite3.OperationalError as e:  # a WAL store in a read-only folder: read it as a snapshot
+                con.close()
+                if _is_locked(e):
+                    raise  # another program writes it right now: wait (_locked_retry), never read half a write
                 con = sqlite3.connect(self._uri("immutable=1"), uri=True, isolation_level=None)
         else:
             con = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
@@ -183,14 +212,67 @@ class Store:
                     if con.execute("PRAGMA application_id").fetchone()[0] == 0:
                         con.execute(f"PRAGMA application_id={APPLICATION_ID}")
                         con.execute(f"PRAGMA user_version={STORE_SCHEMA}")
-                with closing(self._connect()) as con:
+                with closing(self._connect(timeout=_FIRST_S)) as con:
                     try:
                         con.execute("PRAGMA journal_mode=WAL")
                     except sqlite3.OperationalError:
                         pass  # another process is switching it right now; WAL is persistent once set
             except sqlite3.OperationalError as e:
-                raise RnnlabError(f"cannot create the store {self.path}: {e}; "
+                raise RnnlabError(f"cannot create the store {self.path}: {self._why(e)}; "
                                   "set RNNLAB_STORE to a writable path") from None
+
+    def _open_readonly(self) -> None:
+        if self.path.is_dir():
+            raise RnnlabError(f"RNNLAB_STORE={self.path} is a directory; give a file path "
+                              f"(e.g. {self.path / 'results.sqlite'})")
+        self.read_only, self.read_only_reason = True, "opened read-only to read"
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            self.absent = True
+            return
+        if not os.access(self.path, os.R_OK):
+            raise RnnlabError(f"cannot read the store {self.path}: permission denied; "
+                              "set RNNLAB_STORE to a readable file")
+        problem = self._inspect()
+        if problem or not self._locked_retry(lambda t: self._has_tables(t)):
+            self._say(f"{self.path} {problem or 'has no rnnlab tables yet'}; read as empty (a command that writes,"
+                      " such as import or run, moves a bad file aside)")
+            self.absent = True
+
+    def _has_tables(self, timeout: float) -> bool:
+        with closing(self._connect(timeout=timeout)) as con:
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        return {"records", "meta", "outputs"} <= tables
+
+    def _locked_retry(self, attempt: Callable[[float], object]):
+        """``attempt(timeout)`` while another program holds the store's lock, up to ``RNNLAB_STORE_WAIT_S``; says
+        "waiting for the store lock" on stderr after the first short attempt (well within a second), then one
+        ``StoreLocked`` line when the wait is spent."""
+        total = wait_s()
+        deadline = time.monotonic() + total
+        timeout, delay = min(_FIRST_S, total), 0.05
+        while True:
+            try:
+                return attempt(timeout)
+            except sqlite3.OperationalError as e:
+                if not _is_locked(e):
+                    raise
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise self._locked(total) from None
+                self._say_waiting(total)
+                time.sleep(min(delay, left))
+                delay = min(delay * 2, 1.0)
+                timeout = max(0.0, min(_ATTEMPT_S, deadline - time.monotonic()))
+
+    def _say_waiting(self, total: float) -> None:
+        if not self._waited:
+            self._waited = True
+            self.warn(f"waiting for the store lock ({self.path} is locked by another program; up to {total:g} s,"
+                      " RNNLAB_STORE_WAIT_S)")
+
+    def _locked(self, total: float) -> "StoreLocked":
+        return StoreLocked(f"the store {self.path} stayed locked by another program for {total:g} s"
+                           " (RNNLAB_STORE_WAIT_S); try again when it is done")
 
     def _move_aside(self, problem: str) -> None:
         """Rename the unusable file (and its -wal/-shm) aside, atomically, bytes untouched. Under the open lock."""
@@ -211,12 +293,13 @@ class Store:
         """The file is already a store of ours with every table (opening then writes nothing)."""
         if not self.path.exists() or self.path.stat().st_size == 0:
             return False
-        try:
-            with closing(self._connect()) as con:
+        def ready(timeout: float) -> bool:
+            with closing(self._connect(timeout=timeout)) as con:
                 if con.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
                     return False
-                tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-                return {"records", "meta", "outputs"} <= tables
+            return self._has_tables(timeout)
+        try:
+            return self._locked_retry(ready)
         except sqlite3.DatabaseError:
             return False
 
@@ -224,19 +307,22 @@ class Store:
         """Why the existing file cannot be used (None: it can, or there is none). Raises for a newer schema."""
         if not self.path.exists() or self.path.stat().st_size == 0:
             return None
-        try:
-            with closing(self._connect() if self.read_only else
-                         sqlite3.connect(self._uri("mode=ro"), uri=True, timeout=30.0)) as con:
+        def look(timeout: float):
+            with closing(self._connect(timeout=timeout) if self.read_only else
+                         sqlite3.connect(self._uri("mode=ro"), uri=True, timeout=timeout)) as con:
                 app_id = con.execute("PRAGMA application_id").fetchone()[0]
                 version = con.execute("PRAGMA user_version").fetchone()[0]
                 tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-                if app_id == APPLICATION_ID:
+                if app_id == APPLICATION_ID and "records" in tables:
                     con.execute("SELECT count(*) FROM records").fetchone()
+            return app_id, version, tables
+
+        try:
+            app_id, version, tables = self._locked_retry(look)
         except sqlite3.OperationalError as e:
-            if _is_locked(e):
-                return None  # busy, not broken: a writer holds it
             if _is_read_only(e) or "disk i/o" in str(e).lower():
-                raise RnnlabError(f"cannot open the store {self.path}: {e}; set RNNLAB_STORE to a usable path") \
+                raise RnnlabError(f"cannot open the store {self.path}: {self._why(e)}; set RNNLAB_STORE to a usable"
+                                  " path") \
                     from None
             return f"is not a readable rnnlab store ({e})"
         except sqlite3.DatabaseError as e:
@@ -250,6 +336,10 @@ class Store:
             return None  # an empty SQLite file: adopt it
         return "is an SQLite file of another program"
 
+    def _why(self, e: sqlite3.Error) -> str:
+        """SQLite's words, except a full disk, which SQLite often reports as "disk I/O error": said as such."""
+        return f"the disk is full ({e}); free some space" if _disk_full(self.path, e) else str(e)
+
     def _refuse_write(self, why: str) -> RnnlabError:
         return RnnlabError(f"the store {self.path} is read-only: {why}; set RNNLAB_STORE to a writable path")
 
@@ -261,10 +351,11 @@ class Store:
             raise self._refuse_write(self.read_only_reason or "opened read-only")
         total = wait_s() if wait is None else wait
         deadline = time.monotonic() + total
-        delay = 0.05
+        delay, first = 0.05, True
         while True:
             left = deadline - time.monotonic()
-            con = self._connect(timeout=max(0.0, min(_ATTEMPT_S, left)))
+            con = self._connect(timeout=max(0.0, min(_FIRST_S if first else _ATTEMPT_S, left)))
+            first = False
             try:
                 con.execute("BEGIN IMMEDIATE")
                 break
@@ -273,11 +364,11 @@ class Store:
                 if _is_read_only(e):
                     raise self._refuse_write(str(e)) from None
                 if not _is_locked(e):
-                    raise RnnlabError(f"cannot write the store {self.path}: {e}") from None
+                    raise RnnlabError(f"cannot write the store {self.path}: {self._why(e)}") from None
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise StoreLocked(f"the store {self.path} stayed locked by another writer for {total:g} s"
-                                      " (RNNLAB_STORE_WAIT_S)") from None
+                    raise self._locked(total) from None
+                self._say_waiting(total)
                 time.sleep(min(delay, left))
                 delay = min(delay * 2, 2.0)
         try:
@@ -288,7 +379,7 @@ class Store:
                 con.execute("ROLLBACK")
             if _is_read_only(e):
                 raise self._refuse_write(str(e)) from None
-            raise RnnlabError(f"cannot write the store {self.path}: {e}") from None
+            raise RnnlabError(f"cannot write the store {self.path}: {self._why(e)}") from None
         except BaseException:
             if con.in_transaction:
                 con.execute("ROLLBACK")
@@ -297,10 +388,17 @@ class Store:
             con.close()
 
     def _read(self, sql: str, args: tuple = ()) -> list[tuple]:
-        try:
-            with closing(self._connect(timeout=30.0)) as con:
+        if self.absent:
+            return []
+
+        def read(timeout: float) -> list[tuple]:
+            with closing(self._connect(timeout=timeout)) as con:
                 return con.execute(sql, args).fetchall()
+        try:
+            return self._locked_retry(read)
         except sqlite3.DatabaseError as e:
+            if _disk_full(self.path, e):
+                raise RnnlabError(f"cannot read the store {self.path}: {self._why(e)}") from None
             raise RnnlabError(f"cannot read the store {self.path}: {e}; move the file aside to start afresh") from None
 
     # -- records -----------------------------------------------------------------------------------------------

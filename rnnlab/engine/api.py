@@ -752,10 +752,10 @@ def read_import(data: bytes | str, *, name: str = "file") -> list[Record]:
         raise RnnlabError(f"{name}: larger than {MAX_IMPORT_BYTES // 2**20} MB; split it")
     if isinstance(data, bytes):
         try:
-            data = data.decode("utf-8")
+            data = data.decode("utf-8-sig")  # a byte-order mark (Windows editors write one) is not part of the JSON
         except UnicodeDecodeError:
             raise RnnlabError(f"{name}: not UTF-8 text; expected a JSON array or JSONL of rnnlab records") from None
-    records = parse_records(data, name=name)
+    records = parse_records(data.removeprefix("\ufeff"), name=name)
     refused = [(i, ps) for i, r in enumerate(records, 1) if (ps := experiments.problems(r))]
     if refused:
         reasons = "; ".join(clip(f"record {i}: {ps[0]}", _REASON_CHARS) for i, ps in refused[:_REASONS_SHOWN])

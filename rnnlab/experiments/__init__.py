@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 
 from rnnlab.core.errors import RnnlabError
-from rnnlab.core.record import finite_number
 from rnnlab.experiments.base import Experiment
 
 # module names under rnnlab.experiments, in the order the CLI lists them
@@ -47,45 +46,16 @@ def get(name: str) -> Experiment:
 
 
 def problems(record, *, unknown_params: bool = True) -> list[str]:
-    """Why a record (read from a file, the store or the bundled results) does not fit the registry: its experiment,
-    its variant, each param (known to the experiment, valid for its type and limits: ``Param.validate``) and each
-    metric (a finite number), and the env block (strings and numbers; ``cores`` and ``matmul_gflops`` finite numbers).
-    Empty when it fits. ``unknown_params=False`` lets a param the experiment does not take pass (reading what is
-    already stored or bundled: such a param does not break anything that reads it; an import refuses it).
+    """Why a record (read from a file, the store or the bundled results) does not fit the registry and what the
+    workers write: its experiment, variant, each param (known to the experiment, valid for its type and limits:
+    ``Param.validate``), each metric and round (a plausible number for its unit), the env block and ``details``
+    (their shapes; text without surrogates or control characters). Empty when it fits: ``experiments.validate``.
+    ``unknown_params=False`` lets a param the experiment does not take pass (reading what is already stored or
+    bundled: such a param does not break anything that reads it; an import refuses it).
     Each problem starts with the field it is about."""
-    exps = _load_all()
-    exp = exps.get(record.experiment)
-    if exp is None:
-        return [f"experiment={record.experiment!r} is not known; known: {', '.join(exps)}"]
-    out = []
-    if record.variant not in exp.variants:
-        out.append(f"variant={record.variant!r} is not a variant of {exp.name}")
-    known = set(exp.params.names())
-    for k, v in record.params.items():
-        if k not in known:
-            if unknown_params:
-                out.append(f"params.{k}: not a parameter of {exp.name}")
-            continue
-        try:
-            exp.params[k].validate(v)
-        except RnnlabError as e:
-            out.append(f"params.{e}")
-    for k, v in record.metrics.items():
-        if finite_number(v) is None:
-            out.append(f"metrics.{k}: not a finite number")
-    for k, v in record.env.items():
-        if k in _ENV_NUMBERS and v is not None and finite_number(v) is None:
-            out.append(f"env.{k}: not a finite number")
-        elif not _scalar(v) and not (isinstance(v, list) and all(_scalar(x) for x in v)):
-            out.append(f"env.{k}: not a string, number or list of them")
-    return out
+    from rnnlab.experiments import validate
 
-
-_ENV_NUMBERS = ("cores", "matmul_gflops")  # env fields read as numbers (machine classes, busy-machine notes)
-
-
-def _scalar(v) -> bool:
-    return v is None or isinstance(v, (str, bool, int, float))
+    return validate.problems(record, _load_all(), unknown_params=unknown_params)
 
 
 def variant_label(experiment: str, variant: str) -> str:

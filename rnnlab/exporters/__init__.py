@@ -21,6 +21,7 @@ report's provenance before rendering. Parent directories are created; anything t
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import zipfile
@@ -100,6 +101,12 @@ def _targets(ex: Exporter, artifacts: list[Artifact], out: Path | str) -> list[P
         raise RnnlabError(f"cannot write {clip(text)}: {e.strerror or e}") from None
     if is_dir or text.endswith(("/", os.sep)):
         return [path / a.name for a in artifacts]
+    from rnnlab.core import outpath
+
+    if outpath.is_special(path):  # a device or pipe (--force): the one file, written in place
+        if len(artifacts) != 1:
+            raise RnnlabError(f"{clip(text)} is a device, and {ex.name} writes {len(artifacts)} files: give a folder")
+        return [path]
     if ex.per is None or len(artifacts) == 1:
         return [path if path.name.lower().endswith(ex.suffix) else path.with_name(path.name + ex.suffix)]
     stem = path.name[: -len(ex.suffix)] if path.name.lower().endswith(ex.suffix) else path.name
@@ -107,7 +114,19 @@ def _targets(ex: Exporter, artifacts: list[Artifact], out: Path | str) -> list[P
 
 
 def _write(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same directory, so a failed export never leaves half a file."""
+    """Write through a temporary file in the same directory, so a failed export never leaves half a file (a
+    device or pipe, allowed with ``--force``: in place; a symbolic link: its target)."""
+    from rnnlab.core import outpath
+
+    if outpath.is_special(path):
+        try:
+            with open(path, "wb") as f:
+                f.write(data)
+            return
+        except OSError as e:
+            raise RnnlabError(f"cannot write {clip(str(path))}: {_strerror(e)}") from None
+    if path.is_symlink():
+        path = path.resolve()
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -118,4 +137,9 @@ def _write(path: Path, data: bytes) -> None:
             tmp.unlink(missing_ok=True)
         except OSError:
             pass
-        raise RnnlabError(f"cannot write {clip(str(path))}: {e.strerror or e}") from e
+        raise RnnlabError(f"cannot write {clip(str(path))}: {_strerror(e)}") from e
+
+
+def _strerror(e: OSError) -> str:
+    why = e.strerror or str(e)
+    return f"the disk is full ({why})" if e.errno == errno.ENOSPC else why

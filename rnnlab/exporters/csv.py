@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 
+from rnnlab.core.format import csv_safe
 from rnnlab.core.views import Report, TableView
 from rnnlab.exporters.base import SCHEMA, Artifact, Exporter, json_value, merged, provenance_lines, require, slug, unique_names
 
@@ -23,7 +24,7 @@ def _cell(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)  # shortest text that reads back to the same float
-    return str(value)
+    return csv_safe(str(value))
 
 
 class CsvExporter(Exporter):
@@ -48,9 +49,9 @@ class CsvExporter(Exporter):
         for line in comments:
             buf.write("# " + " ".join(line.split()) + "\n")
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(table.columns)
+        writer.writerow([csv_safe(c) for c in table.columns])
         if table.raw:
             writer.writerows([_cell(v) for v in row] for row in table.raw)
         else:
-            writer.writerows(table.rows)
+            writer.writerows([csv_safe(c) for c in row] for row in table.rows)
         return buf.getvalue().encode("utf-8")

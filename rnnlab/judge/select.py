@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from rnnlab.core import envinfo
 from rnnlab.core.params import IMPLIED
@@ -31,6 +31,7 @@ from rnnlab.core.record import Record, canonical_json
 from rnnlab.engine.api import NOT_KEYED
 
 PROTOCOL_PARAMS = ("repeats", "warmup", "timeout_s", "rounds", "protocol", "budget_s", "live")  # how a measurement is taken, not what is measured
+T = TypeVar("T")
 STANDS_IN = ("rounds", "protocol", "budget_s", "live")  # a record differing from a plan only in these still stands for it on screen (see pick)
 SOURCE_RANK = {"local": 0, "imported": 1, "baseline": 2}
 ORIGIN_WORDS = {"local": "this machine", "imported": "imported", "baseline": "bundled"}
@@ -282,32 +283,32 @@ def series(records: Iterable[Record], x: str, *, experiment: str | None = None,
 
 # -- what a page reads ---------------------------------------------------------------------------------------------
 def combined(store=None, *, experiment: str | None = None, bundled_dir=None,
-             local: Sequence[Record] | None = None, warn=None) -> list[Record]:
+             local: Sequence[Record] | None = None, warn=None, bundled: bool = True) -> list[Record]:
     """This machine's records, plus the bundled ones (``core.baseline``) of every experiment, variant and
     configuration this machine has not measured: what pages, claims and exports read. A record that does not fit
     the experiment registry (``experiments.problems``: an unknown experiment or variant, a param out of limits...;
     a param the experiment does not take is let through) is left out, with one warning line per kind of problem
-    (``warn``, default stderr)."""
+    (``warn``, default stderr). ``bundled=False``: this store's records alone, checked the same way."""
     from rnnlab.core import baseline
     from rnnlab.core.store import Store
 
     if local is None:
         local = (store or Store()).records(experiment)
     local = [r for r in local if experiment is None or r.experiment == experiment]
-    bundled = [r for r in baseline.load(bundled_dir) if experiment is None or r.experiment == experiment]
-    local, bundled = _valid(local, bundled, warn=warn)
+    theirs = [r for r in baseline.load(bundled_dir) if experiment is None or r.experiment == experiment] \
+        if bundled else []
+    local, theirs = _valid(local, theirs, warn=warn)
     have = {(r.experiment, r.variant, config_key(r)) for r in local}
-    extra = [r for r in bundled if (r.experiment, r.variant, config_key(r)) not in have]
+    extra = [r for r in theirs if (r.experiment, r.variant, config_key(r)) not in have]
     return list(local) + extra
 
 
 def _valid(*groups: Sequence[Record], warn=None) -> tuple[list[Record], ...]:
     """Each group without the records ``experiments.problems`` finds fault with; one warning per kind of problem
     (the field it is about: ``experiment``, ``variant``, ``params.units``...) with a count and the first case."""
-    import re
-
     from rnnlab import experiments
     from rnnlab.core.format import clip
+    from rnnlab.experiments.validate import first_field
     from rnnlab.core.store import warn_stderr
 
     kinds: dict[str, list] = {}
@@ -317,7 +318,7 @@ def _valid(*groups: Sequence[Record], warn=None) -> tuple[list[Record], ...]:
         for r in group:
             found = experiments.problems(r, unknown_params=False)
             if found:
-                kind = re.split(r"[=: ]", found[0], maxsplit=1)[0]
+                kind = first_field(found[0])
                 where = {"local": "stored", "baseline": "bundled"}.get(r.source, r.source)
                 kinds.setdefault((where, kind), [0, found[0]])[0] += 1
             else:
@@ -327,6 +328,65 @@ def _valid(*groups: Sequence[Record], warn=None) -> tuple[list[Record], ...]:
         (warn or warn_stderr)(f"skipped {n} {where} record{'s' if n != 1 else ''} not fitting the experiments"
                               f" ({kind}): {clip(first)}")
     return tuple(out)
+
+
+def survive(show: Callable[[Sequence[Record]], T], records: Sequence[Record], *, what: str = "this view",
+            warn=None, tries: int = 8) -> T:
+    """``show(records)``, where a record the reader cannot show is left out with one warning instead of failing the
+    whole view (the validator, ``experiments.problems``, should already have refused it: this is the net under it).
+    The culprit is found by bisecting for the shortest failing prefix; after ``tries`` culprits, or when no
+    single record is to blame, the failure is one ``RnnlabError`` line, never a traceback."""
+    from rnnlab.core.errors import RnnlabError
+    from rnnlab.core.format import clip
+    from rnnlab.core.store import warn_stderr
+
+    recs = list(records)
+    skipped: list[tuple[Record, str]] = []
+    while True:
+        try:
+            out = show(recs)
+            break
+        except RnnlabError:
+            raise
+        except Exception as e:  # noqa: BLE001 -- a record the reader cannot show; found and left out below
+            why = f"{type(e).__name__}: {e}"
+            bad = _first_breaking(show, recs) if len(skipped) < tries else None
+            if bad is None:
+                raise RnnlabError(f"cannot show {what}: {clip(why, 120)}") from None
+            skipped.append((recs[bad], why))
+            recs = recs[:bad] + recs[bad + 1:]
+    if skipped:
+        r, why = skipped[0]
+        (warn or warn_stderr)(f"skipped {len(skipped)} record{'s' if len(skipped) != 1 else ''} {what} cannot show"
+                              f" (first: {clip(r.experiment, 20)}/{clip(r.variant, 30)} from {clip(r.machine, 40)}:"
+                              f" {clip(why, 100)})")
+    return out
+
+
+def _first_breaking(show, recs: list[Record]) -> int | None:
+    """The index ``i`` such that ``show(recs[:i + 1])`` fails and ``show(recs[:i])`` does not (None: none)."""
+    if not recs or _breaks(show, []):
+        return None  # it fails without any record: no record is to blame
+    lo, hi = 0, len(recs)  # show(recs[:lo]) works (or is a user error), show(recs[:hi]) fails
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _breaks(show, recs[:mid]):
+            hi = mid
+        else:
+            lo = mid
+    return hi - 1
+
+
+def _breaks(show, recs: list[Record]) -> bool:
+    from rnnlab.core.errors import RnnlabError
+
+    try:
+        show(recs)
+    except RnnlabError:
+        return False
+    except Exception:  # noqa: BLE001
+        return True
+    return False
 
 
 # -- what is stored for a plan -------------------------------------------------------------------------------------

@@ -104,7 +104,7 @@ def csv_bytes(records: Sequence[Record]) -> bytes:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=list(rows[0]))
     w.writeheader()
-    w.writerows(rows)
+    w.writerows({k: fmt.csv_safe(v) for k, v in row.items()} for row in rows)  # no cell runs as a spreadsheet formula
     return buf.getvalue().encode()
 
 

@@ -1,0 +1,87 @@
+"""One validator (issue 20): ``experiments.problems`` checks every field of a record, and ``import`` refuses a
+record with one line naming the field; the bundled records all pass it."""
+
+import json
+
+import pytest
+
+from rnnlab import experiments
+from rnnlab.core.baseline import BASELINE_DIR
+from rnnlab.core.errors import RnnlabError
+from rnnlab.core.record import Record
+from rnnlab.engine import api
+
+BUNDLED = json.loads((BASELINE_DIR / "cpu-epyc-2core.json").read_text())
+
+
+def first(exp: str) -> dict:
+    return json.loads(json.dumps(next(d for d in BUNDLED if d["experiment"] == exp and d["rounds"] or
+                                      d["experiment"] == exp == "varlen")))
+
+
+def set_all(d: dict, v) -> dict:
+    d["metrics"] = {k: v for k in d["metrics"]}
+    d["rounds"] = [{k: v for k in r} for r in d["rounds"]]
+    return d
+
+
+def test_every_bundled_record_fits():
+    assert [experiments.problems(Record.from_dict(d)) for d in BUNDLED] == [[]] * len(BUNDLED)
+
+
+CASES = [
+    ("env.machine", lambda d: d["env"].update(machine="box \ud800")),
+    ("env.machine", lambda d: d["env"].update(machine="Evil\u000b box")),
+    ("env.cores", lambda d: d["env"].update(cores=0)),
+    ("variant", lambda d: d.update(variant="keras\u2028")),
+    ("error", lambda d: d.update(error="bad \x1b[31m")),
+    ("metrics.", lambda d: set_all(d, 0)),
+    ("metrics.", lambda d: set_all(d, 1.7e308)),
+    ("metrics.", lambda d: set_all(d, -1)),
+    ("metrics.fwd_ms", lambda d: d["metrics"].update(fwd_ms=90000e3)),
+    ("rounds[1].zz", lambda d: d.update(rounds=[{"zz": 1.0}] * 3)),
+    ("rounds: no round holds the metric fwd_ms", lambda d: [r.pop("fwd_ms") for r in d["rounds"]]),
+    ("details.loadavg", lambda d: d["details"].update(loadavg="high")),
+    ("details.lengths[0]", lambda d: d["details"].update(lengths=["a"])),
+    ("details.kernel", lambda d: d["details"].update(kernel=7)),
+    ("details.x", lambda d: d["details"].update(x="\ud800")),
+    ("details: a key", lambda d: d["details"].update({"\x00": 1})),
+]
+
+
+@pytest.mark.parametrize("field, mutate", CASES)
+def test_a_bad_field_is_named(field, mutate):
+    d = first("unroll")
+    mutate(d)
+    found = experiments.problems(Record.from_dict(d))
+    assert found and found[0].startswith(field), found
+
+
+@pytest.mark.parametrize("exp, key, value, field", [
+    ("varlen", "heatmap", {"z": [[1, "x"]]}, "details.heatmap.z[0]"),
+    ("varlen", "checks", {"outputs_zero": 3}, "details.checks.outputs_zero"),
+    ("pitfalls", "cases", [{"builds": "yes"}], "details.cases[0].builds"),
+    ("migrate", "scenarios", {"a": []}, "details.scenarios.a"),
+    ("migrate", "diffs", {"outputs": "big"}, "details.diffs.outputs"),
+])
+def test_details_have_the_shapes_the_workers_write(exp, key, value, field):
+    d = first(exp)
+    d["details"][key] = value
+    found = experiments.problems(Record.from_dict(d))
+    assert found and found[0].startswith(field), found
+
+
+def test_import_refuses_with_one_line_naming_the_field():
+    d = first("unroll")
+    d["env"]["machine"] = "box \ud800"
+    text = json.dumps([first("unroll"), d])
+    with pytest.raises(RnnlabError) as e:
+        api.read_import(text, name="f.json")
+    msg = str(e.value)
+    assert "\n" not in msg and "refused 1 of 2 records: record 2: env.machine: a lone surrogate" in msg
+
+
+def test_a_byte_order_mark_is_accepted():
+    text = json.dumps([first("unroll")])
+    assert len(api.read_import(b"\xef\xbb\xbf" + text.encode())) == 1
+    assert len(api.read_import("\ufeff" + text)) == 1
