@@ -19,6 +19,21 @@ from rnnlab.core.views import TableView, to_frame
 from . import nav
 
 
+def _share_altair_lock() -> None:
+    """rnnlab builds chart specs under the lock Streamlit holds while it switches Altair's process-wide data
+    transformer and theme (``present.report.spec_lock``): the two never interleave. Streamlit keeps that lock in a
+    private module attribute; tests/present/test_chart_threads.py fails if a new Streamlit moves it."""
+    from streamlit.elements import vega_charts
+
+    from rnnlab.present import report
+
+    lock = getattr(vega_charts, "_altair_globals_lock", None)
+    if lock is not None:
+        report.share_spec_lock(lock)
+
+
+_share_altair_lock()
+
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
