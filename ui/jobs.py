@@ -21,6 +21,7 @@ import streamlit as st
 from rnnlab.engine import api, hosted
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import fmt_seconds
+from rnnlab.core.store import Store, default_path
 from rnnlab.engine.jobs import Job, JobManager, plan_key
 from rnnlab.tf.variants import label as variant_label
 
@@ -36,10 +37,16 @@ def _run(plan, **kw):
     return api.run(plan, **kw)
 
 
+def _run_store() -> Store:
+    """The store a run writes to. Hosted, ``keep_stored``: a visitor's run never replaces a stored record of any
+    origin (an imported record under this machine's key stands); it adds only what was not stored."""
+    return Store(default_path(), warn=lambda msg: None, keep_stored=hosted_mode())
+
+
 @st.cache_resource(show_spinner=False)
 def manager() -> JobManager:
     """The one JobManager of this server process (shared by every session and tab)."""
-    return JobManager(runner=_run, max_active=1)
+    return JobManager(runner=_run, max_active=1, store_factory=_run_store)
 
 
 def _watch_key(watch: str) -> str:

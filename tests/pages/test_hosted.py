@@ -214,3 +214,13 @@ def test_bundled_figures_are_never_called_measured_here(page):
     for words in ("measured here", "measured on this", "on this cpu", "on this gpu", "on this device,"):
         i = text.find(words)
         assert i < 0, f"{page}: ...{text[max(0, i - 160):i + 60]}..."
+
+
+def test_a_visitors_run_writes_through_a_store_that_replaces_nothing_stored(monkeypatch):
+    """Hosted, every run's store keeps what is stored (``Store(keep_stored=True)``, tests/core/test_store.py): an
+    imported record under this machine's key is never replaced by a visitor's run. Locally a run may replace."""
+    from ui import jobs
+
+    assert jobs._run_store().keep_stored
+    monkeypatch.setenv("RNNLAB_HOSTED", "0")
+    assert not jobs._run_store().keep_stored
