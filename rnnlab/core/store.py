@@ -389,6 +389,19 @@ class Store:
     def count(self) -> int:
         return self._read("SELECT count(*) FROM records")[0][0]
 
+    def version(self) -> tuple:
+        """A token that changes whenever any process writes this store (its file and its write-ahead log, by
+        modification time and size): two reads with the same token read the same records. The app keys its shared
+        views on it (``core.memo``). Two stat calls, no query."""
+        out = []
+        for suffix in ("", "-wal"):
+            try:
+                st = os.stat(f"{self.path}{suffix}")
+                out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
     # -- side data: reference outputs and cached probes --------------------------------------------------------
     def put_outputs(self, key: str, data: bytes) -> None:
         """A record's reference outputs; with ``keep_stored``, not beside a record this object did not write."""

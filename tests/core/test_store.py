@@ -269,6 +269,22 @@ def test_keep_stored_never_replaces_a_record_of_any_origin_but_updates_its_own(t
     assert Store(path).get(rec(2).key).metrics == {"fwd_ms": 5.0}  # another run's object: it did not write it
 
 
+def test_the_version_changes_with_every_write_by_any_writer_and_not_with_reads(tmp_path):
+    path = tmp_path / "r.sqlite"
+    s = Store(path)
+    v0 = s.version()
+    s.records()
+    assert s.version() == v0
+    Store(path).put(rec(1))  # another writer (another process would do the same)
+    v1 = s.version()
+    assert v1 != v0
+    s.put(rec(1).with_(metrics={"fwd_ms": 3.0}))  # a replacement keeps the count
+    assert s.version() != v1 and s.count() == 1
+    v2 = s.version()
+    s.delete([rec(1).key])
+    assert s.version() != v2
+
+
 def test_stored_rows_that_json_cannot_hold_are_skipped_when_browsing(tmp_path):
     path = tmp_path / "r.sqlite"
     s = Store(path, warn=lambda m: None)
