@@ -135,12 +135,12 @@ def test_an_upload_is_shown_to_that_session_only_and_never_stored():
 
 def test_an_oversized_upload_is_refused_with_one_line(monkeypatch):
     monkeypatch.setenv("RNNLAB_HOSTED_MAX_IMPORT_RECORDS", "3")
+    monkeypatch.setenv("RNNLAB_HOSTED_MAX_IMPORT_MB", "1")  # (the uploader's own size cap is set from it too)
     at = app("pages/results.py")
     _upload(at, "many.json", _records_file(5))
     no_errors(at)
     msgs = [plain(e.value) for e in at.error]
     assert any("Nothing imported" in m and "at most 3 uploaded records" in m for m in msgs), msgs
-    monkeypatch.setenv("RNNLAB_HOSTED_MAX_IMPORT_MB", "1")
     big = b"[" + b" " * (2 * 2**20) + b"]"
     _upload(at, "big.json", big)
     msgs = [plain(e.value) for e in at.error]
