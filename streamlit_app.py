@@ -4,7 +4,9 @@ import streamlit as st
 
 from ui import nav, sidebar
 
-st.set_page_config(page_title="rnnlab", page_icon=":material/linear_scale:", layout="wide")
+# the page icon is a file of ours: a ":material/..." icon makes every visitor's browser fetch it from a third-party
+# host (tests/pages/test_hosted_browser.py fails on any request that leaves the server)
+st.set_page_config(page_title="rnnlab", page_icon=nav.ICON, layout="wide")
 page = st.navigation([st.Page(p.file, title=p.title, icon=p.icon, url_path=p.url_path, default=p.default)
                       for p in nav.existing()])
 sidebar.render()

@@ -57,8 +57,8 @@ if sync.extra:  # the URL was applied (a link, a return to this page): its non-p
                    + "\n".join(f"- {ui.md_escape(p)}" for p in problems), icon=":material/link_off:")
     sync.extra = {}
 
-results = CV.evaluate(records)
-said = CV.answer(results, records)  # the answer first; the evidence below
+results = ui.shared(records, CV.evaluate, records)  # once per records' version, for every session
+said = ui.shared(records, CV.answer, results, records)  # the answer first; the evidence below
 if said:
     st.markdown(said)
 with st.expander("How a claim is judged"):
@@ -104,9 +104,9 @@ slots["claims"] = st.container()
 if not shown:
     st.info("No claim matches these filters.", icon=":material/filter_alt_off:")
 else:
-    view = CV.claims_view(shown, records=records)
-    frame = CV.claims_frame(view, shown)
-    measured_col = CV.measured_column(records)
+    view = ui.shared(records, CV.claims_view, shown, records=records)
+    frame = ui.shared(records, CV.claims_frame, view, shown)
+    measured_col = ui.shared(records, CV.measured_column, records)
     ui.frame_table(frame.style.map(lambda s: CELL.get(s, ""), subset=["verdict"]), key=P + "table", max_lines=3,
                    config={"verdict": st.column_config.TextColumn(width=130),
                            "seed": st.column_config.TextColumn(
@@ -115,7 +115,7 @@ else:
                            "tested by": st.column_config.TextColumn(width=80,
                                                                     help="the experiment that measures it")})
     st.caption(f"{len(shown)} of {len(results)} claims; hover a cell for its full text, or open a claim below.")
-    rep = CV.claims_report(shown, results, records)  # what `export --view claims?...` writes too
+    rep = ui.shared(records, CV.claims_report, shown, results, records)  # what `export --view claims?...` writes too
     ui.downloads.buttons(rep, key=P + "claims", formats=(("md", "Markdown"), ("csv", "CSV"), ("pptx", "PowerPoint")),
                          label="Download this table:")
 
@@ -162,7 +162,7 @@ def run_buttons(name: str) -> None:
     with ui.guard("Reading this machine's environment"):
         env = api.known_env(ui.store(), "auto")
     cols = st.columns([3, 3, 4])
-    for col, run in zip(cols, CV.preset_runs(records, name, env)):
+    for col, run in zip(cols, ui.shared(records, CV.preset_runs, records, name, env)):
         preset, plan, missing = run.preset, run.plan, run.missing
         if plan is None:
             col.button(f"{preset} preset", disabled=True, key=f"{P}run_{name}_{preset}", help=run.problem)
@@ -191,7 +191,7 @@ def experiment_section(name: str) -> None:
                     + "\n".join(f"- {ICON[v.status]} **{v.status}**: {ui.md_escape(c.text)}" for c, v in tested))
     run_buttons(name)
     slots[name] = st.container()
-    configs = CV.configurations(records, name, seed_preset=exp.presets.get("seed"))
+    configs = ui.shared(records, CV.configurations, records, name, seed_preset=exp.presets.get("seed"))
     if not configs and busy and st.session_state.get(RUN_WHERE) == name:
         st.info("Measuring: the table and charts appear here when the run ends.", icon=":material/hourglass_top:")
         return
@@ -206,29 +206,29 @@ def experiment_section(name: str) -> None:
         cfg = configs[i if i is not None and i < len(configs) else 0]
     st.markdown(f"**Device: {cfg.device}** ({ui.md_escape(cfg.source)})")
     if name == "knobs":
-        ui.table(CV.knobs_view(cfg), key=f"{P}{name}_table")
+        ui.table(ui.shared(records, CV.knobs_view, cfg), key=f"{P}{name}_table")
         for note in CV.knobs_notes(cfg):
             st.caption(ui.md_escape(note))
-        chart = CV.knobs_chart(cfg, width=290)  # two panels side by side within the page
+        chart = ui.shared(records, CV.knobs_chart, cfg, width=290)  # two panels side by side within the page
         if chart is not None:
-            st.altair_chart(chart)
+            ui.chart(chart)
     elif name == "precision":
-        ui.table(CV.precision_view(cfg), key=f"{P}{name}_table")
-        chart = CV.precision_chart(cfg, width=270)
+        ui.table(ui.shared(records, CV.precision_view, cfg), key=f"{P}{name}_table")
+        chart = ui.shared(records, CV.precision_chart, cfg, width=270)
         if chart is not None:
-            st.altair_chart(chart)
+            ui.chart(chart)
         notes = CV.precision_notes(cfg)  # composed from the records' numbers, with whose machine measured them
         if notes:
             st.markdown(f"**What each dtype does.** {ui.md_escape(CV.precision_notes_intro(cfg))}\n"
                         + "\n".join(f"- `{v}`: {ui.md_escape(t)}" for v, t in notes))
     else:
         st.markdown(ui.md_escape(CV.training_summary(cfg)))
-        ui.table(CV.training_view(cfg), key=f"{P}{name}_table")
-        acc, times = CV.training_charts(cfg)
+        ui.table(ui.shared(records, CV.training_view, cfg), key=f"{P}{name}_table")
+        acc, times = ui.shared(records, CV.training_charts, cfg)
         cols = st.columns(2)
         for col, chart in zip(cols, (acc, times)):
             if chart is not None:
-                col.altair_chart(chart)
+                ui.chart(chart, where=col)
 
 
 for section in SECTIONS:
@@ -258,7 +258,7 @@ sync.write(values, chosen, CV.encode_settings({"n_steps": n_steps, "mode": mode,
                                                "seeds": st.session_state[P + "w_seeds"],
                                                "status": st.session_state[P + "w_status"]}))
 
-rec = CV.recommendation(records, values, n_steps=n_steps, mode=mode, variants=chosen or None)
+rec = ui.shared(records, CV.recommendation, records, values, n_steps=n_steps, mode=mode, variants=chosen or None)
 link_query = CV.unroll_query(values, chosen or BASE)
 if not chosen:
     st.info("Pick at least one variant to compare.", icon=":material/info:")

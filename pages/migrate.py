@@ -55,7 +55,7 @@ with ui.guard("Reading the stored results"):
     env = api.known_env(ui.store())
 if records is None:
     st.stop()
-checks, sel, s004 = MV.selection(records, params, env)
+checks, sel, s004 = ui.shared(records, MV.selection, records, params, env)  # once per records' version
 said = MV.answer(checks, sel.shown.get("convert_verify"), s004)  # the answer first, the evidence below
 if said:
     answer_box.markdown(said)
@@ -101,7 +101,7 @@ st.caption(view.caption + ". Each row's traps and what has no Keras 3 equivalent
            "**Before and after**; the downloads hold them too.")
 if not any(lv.record for lv in checks.values()) and "checks" in plans:
     ui.how_to_get(plans["checks"].command(), page="migrate", button="Run the live checks", here=True)
-ui.downloads.buttons(MV.mapping_report(checks, params),  # what `export --view migrate?...` writes too
+ui.downloads.buttons(ui.shared(records, MV.mapping_report, checks, params),  # what `export --view migrate?...` writes too
                      key=P + "mapping", formats=(("csv", "CSV"), ("md", "Markdown"), ("pptx", "PowerPoint")),
                      label="Download the mapping:")
 
@@ -176,6 +176,15 @@ st.markdown(f"Upload the files `tf.compat.v1.train.Saver` wrote: `PREFIX.index` 
             f"verified against the TF1 graph to {MV.ATOL:g}, and deleted afterwards.")
 files = st.file_uploader("TF1 checkpoint files", accept_multiple_files=True, key=P + "upload",
                          max_upload_size=MV.MAX_UPLOAD_MB)
+if ui.jobs.hosted_mode():  # size and count checked, and booked against every visitor's uploads, before any is read
+    booked = st.session_state.get(P + "booked", [])
+    ui.uploads.unbook([f for f in booked if f not in {x.file_id for x in files or []}])
+    with ui.guard("These files cannot be held here"):
+        ui.uploads.book(files or [], what="this checkpoint", max_files=ui.jobs.hosted_limits().checkpoint_files,
+                        max_mb=MV.MAX_UPLOAD_MB)
+        st.session_state[P + "booked"] = [f.file_id for f in files or []]
+    if set(st.session_state.get(P + "booked", [])) != {f.file_id for f in files or []}:
+        files = []  # refused: dropped from the server's memory, nothing to convert
 o1, o2, o3 = st.columns(3)
 o1.number_input("forget_bias of the TF1 LSTM cells", value=1.0, step=0.1, key=P + "forget_bias",
                 help="TF1 adds it at run time and never stores it: give the value the model was built with")
@@ -278,7 +287,7 @@ unroll_recs = None
 with ui.guard("Reading the stored unrolling results"):
     unroll_recs = ui.records("unroll")
 if unroll_recs is not None:
-    cmp = MV.cost_table(unroll_recs, choice, env)
+    cmp = ui.shared(unroll_recs, MV.cost_table, unroll_recs, choice, env)
     if cmp is not None:
         ui.comparison_tables(cmp, key=P + "cost")
     else:

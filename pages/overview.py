@@ -13,7 +13,7 @@ st.markdown(O.INTRO)
 
 with ui.guard("Reading the stored results"):
     records = ui.records()
-    cards = O.cards(records)
+    cards = ui.shared(records, O.cards, records)  # once per records' version, for every session
 
     st.header("Findings", divider="gray")
     if not cards.found:
@@ -36,7 +36,7 @@ with ui.guard("Reading the stored results"):
                 ui.page_link(f.page, f"Show this configuration on {ui.nav.title(f.page)}", query=dict(f.query))
 
     if cards.found:  # what `python -m rnnlab export --view overview` writes
-        ui.downloads.buttons(O.view(records, {}), key="overview.report", label="Download the findings:",
+        ui.downloads.buttons(ui.shared(records, O.view, records, {}), key="overview.report", label="Download the findings:",
                              formats=(("md", "Markdown"), ("pptx", "PowerPoint"), ("csv", "CSV")))
 
     if cards.open:
@@ -49,5 +49,5 @@ with ui.guard("Reading the stored results"):
     st.header("Experiments", divider="gray")
     st.caption("Everything rnnlab can measure. Pages not listed in the sidebar yet: use the command line.")
     pages = {p.url_path: p.title for p in ui.nav.existing()}
-    ui.frame_table(pd.DataFrame(O.experiment_rows(records, pages)), max_lines=2,
+    ui.frame_table(pd.DataFrame(ui.shared(records, O.experiment_rows, records, pages)), max_lines=2,
                    config={"stored records": st.column_config.NumberColumn("records", help="stored records")})

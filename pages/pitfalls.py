@@ -53,9 +53,9 @@ with ui.guard("Reading the stored results"):
     env = api.known_env(ui.store())
 if records is None:
     st.stop()
-sel = PV.choose(records, params, env)
+sel = ui.shared(records, PV.choose, records, params, env)  # once per records' version, for every session
 fam = PV.family(pitfall)
-family_shown, missing_cells = PV.family_records(records, params, fam, env) if fam else ([], 0)
+family_shown, missing_cells = ui.shared(records, PV.family_records, records, params, fam, env) if fam else ([], 0)
 
 # -- run -----------------------------------------------------------------------------------------------------------
 plans = {}
@@ -171,5 +171,5 @@ ui.frame_table(PV.to_frame(summary), height="content", key=P + "summary", max_li
 st.caption(summary.caption)
 if sel.shown:  # what `python -m rnnlab export --view pitfalls?...` writes: this pitfall, its family, the summary
     with ui.guard("Preparing the downloads"):
-        ui.downloads.buttons(PV.view(records, {"cell": cell, "preset": preset, "variants": pitfall}, env),
-                             key=P + "report", label="Download this pitfall and the summary:")
+        ui.downloads.buttons(ui.shared(records, PV.view, records,
+                                       {"cell": cell, "preset": preset, "variants": pitfall}, env), key=P + "report", label="Download this pitfall and the summary:")

@@ -30,37 +30,45 @@ with st.expander("Import a results file", icon=":material/upload_file:"):
                "JSON download below. Every record is checked first: a file with one bad record imports nothing."
                + (" In this demo the records are shown to you only and are not stored." if HOSTED else ""))
     # no type filter: any file reaches the check below, which says in words what is wrong with it
-    up = st.file_uploader("results file", key=P + "upload", label_visibility="collapsed")
+    lim = ui.jobs.hosted_limits() if HOSTED else None
+    up = st.file_uploader("results file", key=P + "upload", label_visibility="collapsed",
+                          max_upload_size=lim.import_mb if HOSTED else None)
     if up is not None:
-        mine = ui.session_imports()
-        done = mine["files"] if HOSTED else st.session_state.setdefault(P + "imported", {})
-        if up.file_id not in done:  # import once per uploaded file, not on every rerun
-            data = up.getvalue()
-            if HOSTED:
-                lim = ui.jobs.hosted_limits()
+        done = st.session_state.setdefault(P + "imported", {})
+        seen = (up.file_id, up.name, up.size)
+        if seen not in done:  # import once per uploaded file, not on every rerun
+            if HOSTED:  # booked against every visitor's uploads before it is read; its bytes dropped once read
                 try:
-                    recs = R.read_upload(data, name=up.name, held=mine["records"], held_bytes=mine["bytes"],
-                                         max_records=lim.import_records, max_mb=lim.import_mb)
+                    held_before = ui.uploads.held_bytes()
+                    ui.uploads.book([up], what=up.name)
+                    recs = R.read_upload(up.getvalue(), name=up.name, held=ui.uploads.held()[0],
+                                         held_bytes=held_before, max_records=lim.import_records,
+                                         max_mb=lim.import_mb)
+                    ui.uploads.keep(recs)
                     ok, n = True, len(recs)
-                    mine["records"] = mine["records"] + recs
-                    mine["bytes"] += len(data)
                 except RnnlabError as e:
+                    ui.uploads.unbook([up])
                     ok, n = False, str(e)
+                ui.uploads.drop([up])
             else:
-                ok, n = R.import_upload(data, name=up.name, store=ui.store())
+                ok, n = R.import_upload(up.getvalue(), name=up.name, store=ui.store())
             if ok:
                 where = " for this visit (not stored)" if HOSTED else ""
                 kept = getattr(n, "message", "")  # "imported 3 records; kept 2 already measured here"
-                done[up.file_id] = ("ok", f"Imported {n} record{'s' if n != 1 else ''} from "
+                done[seen] = ("ok", f"Imported {n} record{'s' if n != 1 else ''} from "
                                           f"{ui.md_escape(up.name)}{where}."
                                           + (f" ({ui.md_escape(kept)})" if "kept" in kept else ""))
             else:
-                done[up.file_id] = ("error", f"Nothing imported: {ui.md_escape(n)}. Check that it is an rnnlab "
+                done[seen] = ("error", f"Nothing imported: {ui.md_escape(n)}. Check that it is an rnnlab "
                                              "results file (JSON or JSONL written by `python -m rnnlab results "
                                              "--format json`).")
-        outcome = done[up.file_id]
-# the outcome under the expander, where it is seen whether the expander is open or not
-if up is not None:
+            st.session_state[P + "outcome"] = done[seen]
+# the outcome under the expander, where it is seen whether the expander is open or not (hosted, the file itself is
+# gone from the server once read: the outcome stays)
+outcome = ((st.session_state.get(P + "imported") or {}).get((up.file_id, up.name, up.size)) if up is not None
+           else None) or (
+    st.session_state.get(P + "outcome") if HOSTED else None)
+if outcome is not None:
     kind, msg = outcome
     (st.success if kind == "ok" else st.error)(msg, icon=":material/check_circle:" if kind == "ok"
                                                else ":material/error:")
@@ -81,12 +89,12 @@ if view == "by machine":
     metric = m[0].selectbox("metric", R.MACHINE_METRICS, format_func=R.metric_label, key=P + "machine-metric")
     exps = m[1].multiselect("experiment", sorted({r.experiment for r in records}), key=P + "machine-experiment",
                             placeholder="all experiments")
-    mv = R.by_machine([r for r in records if not exps or r.experiment in exps], metric)
+    mv = ui.shared(records, R.by_machine, [r for r in records if not exps or r.experiment in exps], metric)
     ui.table(mv, key=P + "by-machine", max_lines=1, height=min(600, 35 * (len(mv.rows) + 1) + 3))
     st.stop()
 
-df = R.frame(records)
-by_key = {R.record_id(r): r for r in records}
+df = ui.shared(records, R.frame, records)  # once per records' version, for every session
+by_key = ui.shared(records, R.by_id, records)
 
 # -- filters -------------------------------------------------------------------------------------------------------
 f = st.columns([2, 3, 2, 3])
@@ -147,10 +155,10 @@ a[3].caption((f"{bundled} bundled record{'s' if bundled != 1 else ''} selected: 
               if bundled else "") + "CSV and JSON hold the records the filters show.")
 
 sel_recs = [by_key[k] for k in shown["_id"]]
-csv_data = R.csv_bytes(sel_recs)
+csv_data = ui.shared(records, R.csv_bytes, sel_recs)
 a[1].download_button("CSV", csv_data, file_name="rnnlab-results.csv", mime="text/csv",
                      key=P + "csv", on_click="ignore", icon=":material/download:", disabled=not csv_data,
                      help="the rows the filters show, one per record")
-a[2].download_button("JSON", R.json_bytes(sel_recs), file_name="rnnlab-results.json", mime="application/json",
+a[2].download_button("JSON", ui.shared(records, R.json_bytes, sel_recs), file_name="rnnlab-results.json", mime="application/json",
                      key=P + "json", on_click="ignore", icon=":material/download:", disabled=not sel_recs,
                      help="the full records the filters show; importable here or with `python -m rnnlab import`")

@@ -96,7 +96,7 @@ with ui.guard("Reading the stored results"):
     env = api.known_env(ui.store(), values["device"])
 if records is None:
     st.stop()
-sel = U.selection(records, plan, env)
+sel = ui.shared(records, U.selection, records, plan, env)  # computed once per records and settings
 point = sel.point
 
 # -- run -----------------------------------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ if go or again:
         st.rerun()
 ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in (plan, sweep_plan) if p is not None})
 
-sweep_made = U.sweep_views(sel.sweep, point)
+sweep_made = ui.shared(records, U.sweep_views, sel.sweep, point)
 
 # -- results -------------------------------------------------------------------------------------------------------
 shown = list(sel.shown)
@@ -147,7 +147,7 @@ else:
                                  "in brackets its interval, across rounds or from the timed steps' quartiles")
     ref = st.session_state[P + "ref"]
     sync.write(values, chosen, {"ref": ref})
-    pv = U.page_view(records, plan, env, ref)  # the same function builds `export --view unrolling?...`
+    pv = ui.shared(records, U.page_view, records, plan, env, ref)  # as `export --view unrolling?...` builds it
     view = pv.table
     ui.comparison_tables(U.screen(view), key=P + "table")  # tables that fit the page, the caption under them
 
@@ -164,7 +164,7 @@ else:
     st.header("Charts", divider="gray")
     if not made:
         st.info("No successful variant to chart yet.", icon=":material/info:")
-    by_title = {cv.title: chart for chart, cv in made}
+    by_title = {cv.title: cv for _, cv in made}
     for row in U.CHART_ROWS:
         present = [t for t in row if t in by_title]
         if not present:
@@ -173,13 +173,13 @@ else:
         for col, t in zip(cols, present):
             with col:
                 # the build/graph pair is two charts side by side: it keeps its own width
-                st.altair_chart(by_title[t], width="content" if t == "Build time and graph size" else "stretch")
+                ui.chart(by_title[t], width="content" if t == "Build time and graph size" else "stretch")
     if any(cv.title == "Achieved GFLOP/s" for _, cv in made):
         st.caption(U.gflops_note(shown))
 
 # -- sweep ---------------------------------------------------------------------------------------------------------
 st.header("Scaling with the sequence length", divider="gray")
-n_missing = U.sweep_missing(records, sweep_plan, env)
+n_missing = ui.shared(records, U.sweep_missing, records, sweep_plan, env)
 s1 = s2 = st.container(horizontal=True, gap="small", vertical_alignment="center")  # the label is never cut
 label = (f"Run this sweep: {n_missing} measurement{'s' if n_missing != 1 else ''} not stored" if n_missing
          else "Run this sweep: everything is stored" if sweep_plan is not None else "Run this sweep")
@@ -193,9 +193,8 @@ s2.caption(f"seq_len {', '.join(map(str, U.SWEEP_VALUES))} at the configuration 
            + (f" Cannot run here: {sweep_problem}" if sweep_problem else ""))
 if sweep_made:
     tabs = st.tabs([name for name, _, _ in sweep_made])
-    for tab, (_, chart, _) in zip(tabs, sweep_made):
-        with tab:
-            st.altair_chart(chart)
+    for tab, (_, _, cv) in zip(tabs, sweep_made):
+        ui.chart(cv, where=tab)
     st.caption(U.sweep_caption(sel.sweep, point) + ". One line per variant and machine: a line never joins two "
                "machines' points.")
 else:

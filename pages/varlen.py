@@ -64,6 +64,7 @@ class Section:
         self.name = name
         (self.label, exp_name, self.prefix, self.main, self.more, self.buttons, self.labels) = SECTIONS[name]
         self.exp = vv.experiment(exp_name)
+        self.records = None  # what ``stored`` read: the views of this tab are shared per its version
         self.names = list(self.main) + list(self.more)
         defaults = self.exp.params.defaults()
         self.presets = {}
@@ -185,7 +186,8 @@ def stored(sec: Section, values: dict, chosen: list[str]):
         env = api.known_env(ui.store(), values["device"])
     if records is None:
         return None
-    sel = vv.selection(records, plan, env)
+    sec.records = records
+    sel = ui.shared(records, vv.selection, records, plan, env)  # once per records' version, for every session
     if values["device"] == "gpu" and not vv.gpu_visible():
         st.warning("device=gpu: TensorFlow sees no GPU where this app runs, so a run would fail. Stored or bundled "
                    "GPU results still show; choose auto or cpu to run.", icon=":material/memory:")
@@ -239,9 +241,13 @@ def styled_checks(view):
     return vv.to_frame(view).style.map(lambda v: colour.get(v, ""))
 
 
-def downloads(tab, key: str) -> None:
+def tab_report(name: str, shown):
+    return vv.tab_report(vv.views(name, shown))
+
+
+def downloads(sec: Section, name: str, shown, key: str) -> None:
     """The tab's table and chart (``vv.views``: what ``python -m rnnlab export`` writes too) as downloads."""
-    rep = vv.tab_report(tab)  # what `export --view varlen?tab=...` writes too
+    rep = ui.shared(sec.records, tab_report, name, shown)  # what `export --view varlen?tab=...` writes too
     ui.downloads.buttons(rep, key=key, label="Download these tables and charts:")
 
 
@@ -262,7 +268,7 @@ with open_tab:
 
     if open_name == "semantics":
         if shown:
-            tab = vv.views("varlen", shown)
+            tab = ui.shared(sec.records, vv.views, "varlen", shown)
             st.header("The checks, per variant", divider="gray")
             view = tab.table
             config = {"what runs": st.column_config.TextColumn(width=150), vv.ZOFM_COLUMN: st.column_config.TextColumn(
@@ -273,13 +279,13 @@ with open_tab:
             answer.markdown("\n".join("- " + line for line in vv.checks_findings(shown)))
             st.header("Output norms: where the padding is", divider="gray")
             if tab.chart is not None:
-                st.altair_chart(tab.chart, width="stretch")
+                ui.chart(tab.chart, width="stretch")
                 st.caption("White is an output of zero. Right of each red bar the row is padding: TF1 with "
                            "sequence_length writes zeros there, Keras with a mask repeats the last real output "
                            "(the same colour continues), and a variant told no lengths keeps running the cell on "
                            "the zero inputs (its outputs drift toward the cell's resting value, so they may look "
                            "steady: the table's final-state drift says how far they moved). " + cap)
-            downloads(tab, sec.prefix + "report")
+            downloads(sec, "varlen", shown, sec.prefix + "report")
         st.header("On a GPU: can Keras' fused cuDNN kernel take this mask?", divider="gray")
         notes = vv.cudnn_notes(shown or [], lengths=vv.row_lengths(values), seq_len=values["seq_len"])
         for ok, text in notes:
@@ -289,23 +295,23 @@ with open_tab:
                 st.markdown((":green[:material/check_circle:] " if ok else ":red[:material/cancel:] ") + text)
 
     elif open_name == "cost" and shown:
-        tab = vv.views("padding", shown)
+        tab = ui.shared(sec.records, vv.views, "padding", shown)
         st.header("What each padding strategy costs", divider="gray")
         view = tab.table
         ui.frame_table(vv.to_frame(view), key=sec.prefix + "table", max_lines=2)
         st.caption(view.caption + ".")
         if tab.chart is not None:  # three panels side by side: each narrowed to fit the page
-            st.altair_chart(ui.panels_to(tab.chart, 175))
+            ui.chart(tab.chart, panels=175)
         comparison = vv.seed001_comparison(shown)
         if comparison:
             answer.markdown(comparison)
         elif not {"static_fixed", "dynamic_bucket"} <= {r.variant for r in shown}:
             st.caption("Seed 001's comparison needs static_fixed and dynamic_bucket: add them to the variants.")
-        downloads(tab, sec.prefix + "report")
+        downloads(sec, "padding", shown, sec.prefix + "report")
 
     elif open_name == "seed003":
         recs = shown or []
-        tab = vv.views("seed003", recs)
+        tab = ui.shared(sec.records, vv.views, "seed003", recs)
         st.header("The seed's figures beside the measurements", divider="gray")
         verdict = vv.seed003_verdict(recs) if recs else None
         if verdict is not None:
@@ -318,7 +324,7 @@ with open_tab:
         ui.table(tab.table, key=sec.prefix + "table")
         left, right = st.columns([5, 4]) if tab.chart is not None else (None, st.container())
         if tab.chart is not None:
-            left.altair_chart(tab.chart, width="stretch")
+            ui.chart(tab.chart, where=left, width="stretch")
         paragraphs = list(verdict.paragraphs) if verdict is not None else []
         if paragraphs:  # the seed's figures against the measurements first; the longer why in an expander
             right.markdown(paragraphs[0])
@@ -327,4 +333,4 @@ with open_tab:
                 for text in paragraphs[1:]:
                     st.markdown(text)
         if recs:
-            downloads(tab, sec.prefix + "report")
+            downloads(sec, "seed003", recs, sec.prefix + "report")

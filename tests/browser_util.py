@@ -85,6 +85,26 @@ def chromium_page(width: int = 1500, height: int = 1000):
             browser.close()
 
 
+def keep_on_loopback(context) -> list[str]:
+    """Abort every request of ``context`` (a browser context) to a host that is not this machine, and return the
+    list they are recorded in: a page must fetch nothing from a third-party host (a font, an icon, a script)."""
+    from urllib.parse import urlsplit
+
+    leaving: list[str] = []
+
+    def route(r):
+        url = r.request.url
+        host = urlsplit(url).hostname or ""
+        if url.startswith(("data:", "blob:", "about:")) or host in ("127.0.0.1", "localhost", "::1"):
+            r.continue_()
+        else:
+            leaving.append(url)
+            r.abort()
+
+    context.route("**/*", route)
+    return leaving
+
+
 def wait_idle(page, timeout: float = 60.0) -> None:
     """Wait until the script run has finished: the app says ``notRunning`` (no "Running..."/Stop status widget)
     for a moment, connected. A fragment rerunning every second (a run in progress) counts as running."""

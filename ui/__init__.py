@@ -13,8 +13,8 @@ A page is a short script in ``pages/`` registered in ``ui/nav.py``; it starts wi
   ``ui.how_to_get(cli, page=...)``.
 """
 
-from . import downloads, jobs, nav  # noqa: F401
+from . import downloads, jobs, nav, uploads  # noqa: F401
 from .common import (MISSING, anchor, comparison_frame, comparison_tables, findings_md, fit_config,  # noqa: F401
-                     frame_table, guard, how_to_get, md_escape, page_link, panels_to, records, session_imports, store,
+                     chart, frame_table, guard, how_to_get, md_escape, page_link, panels_to, records, shared, store,
                      table)
 from .urlsync import UrlSync  # noqa: F401

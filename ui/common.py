@@ -10,14 +10,31 @@ from typing import Iterator
 import streamlit as st
 
 from rnnlab.judge import select
+from rnnlab.core import baseline
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.memo import Memo
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store, default_path
 from rnnlab.core.format import MISSING
-from rnnlab.core.views import TableView, to_frame
+from rnnlab.core.views import ChartView, TableView, to_frame
 
-from . import nav
+from . import nav, uploads
 
+
+def _share_altair_lock() -> None:
+    """rnnlab builds chart specs under the lock Streamlit holds while it switches Altair's process-wide data
+    transformer and theme (``present.report.spec_lock``): the two never interleave. Streamlit keeps that lock in a
+    private module attribute; tests/present/test_chart_threads.py fails if a new Streamlit moves it."""
+    from streamlit.elements import vega_charts
+
+    from rnnlab.present import report
+
+    lock = getattr(vega_charts, "_altair_globals_lock", None)
+    if lock is not None:
+        report.share_spec_lock(lock)
+
+
+_share_altair_lock()
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
@@ -55,22 +72,101 @@ def store() -> Store:
     return s
 
 
-SESSION_IMPORTS = "_session_imports"  # session_state: {"records": [Record], "bytes": int, "files": {file_id: msg}}
+# -- views shared by every session -----------------------------------------------------------------------------------
+# Every rerun of every session used to rebuild its page's views from all records (20 sessions: a 37 s p95 render).
+# A page's view is a pure function of the records and the page's settings, so it is computed once per (records'
+# version, settings) and shared (``core.memo``): ``records()`` is read once per version of the store and of the bundled
+# files, and ``shared(records, fn, ...)`` keys a view on that version and its other arguments.
+VIEWS = Memo(size=256)
 
 
-def session_imports() -> dict:
-    """What this session uploaded in hosted mode (never stored; gone with the session)."""
-    return st.session_state.setdefault(SESSION_IMPORTS, {"records": [], "bytes": 0, "files": {}})
+class Records(list):
+    """Records as ``records()`` read them, with the version they were read at (``shared`` keys views on it).
+    Shared by every session: never change one in place."""
+
+    version: tuple = ()
 
 
-def records(experiment: str | None = None) -> list[Record]:
+def records(experiment: str | None = None) -> Records:
     """This machine's records plus bundled ones for configurations not measured here; in hosted mode, plus the
-    records this session uploaded (source "imported", for this session only)."""
-    mine = st.session_state.get(SESSION_IMPORTS, {}).get("records") or []
-    if not mine:
-        return select.combined(store(), experiment=experiment)
-    local = store().records(experiment) + [r for r in mine if experiment is None or r.experiment == experiment]
-    return select.combined(store(), experiment=experiment, local=local)
+    records this session uploaded (source "imported", for this session only). Read once per version of the store,
+    the bundled files and this session's uploads, and shared."""
+    s = store()
+    mine, token = uploads.held()
+    version = ("records", str(s.path), s.version(), baseline.stamp(), experiment, token)
+
+    def read() -> Records:
+        if not mine:
+            out = Records(select.combined(s, experiment=experiment))
+        else:
+            local = s.records(experiment) + [r for r in mine if experiment is None or r.experiment == experiment]
+            out = Records(select.combined(s, experiment=experiment, local=local))
+        out.version = version
+        return out
+
+    return VIEWS.get(version, read)
+
+
+def _key(x) -> object:
+    return x.version if isinstance(x, Records) else repr(x)
+
+
+def shared(records, fn, /, *args, **kw):
+    """``fn(*args, **kw)``, computed once per (``records``' version, ``fn``, its arguments) and shared by every
+    session (``records``: what ``records()`` returned, the arguments' source). Arguments are keyed by their repr (a
+    ``Records`` by its version), so everything the view depends on must be among them. Not cached when ``records``
+    has no version (a list made by hand)."""
+    version = getattr(records, "version", None)
+    if not version:
+        return fn(*args, **kw)
+    key = ("view", version, fn.__module__, fn.__qualname__, tuple(_key(a) for a in args),
+           tuple((k, _key(v)) for k, v in sorted(kw.items())))
+    return VIEWS.get(key, lambda: fn(*args, **kw))
+
+
+_SPECS = Memo(size=512)  # id(chart) -> (chart, its screen spec): the chart is held, so its id is not reused meanwhile
+
+
+def _screen_spec(chart) -> dict:
+    """A chart (Altair, or a ChartView's Vega-Lite dict) as Streamlit draws it: the spec with its datasets already
+    in Arrow (``st.vega_lite_chart`` takes those as they are), Altair's default-theme view size left out as
+    ``st.altair_chart`` does. Made once per chart object (a shared view's charts are made once)."""
+    from streamlit import dataframe_util
+
+    from rnnlab.present import report
+
+    spec = dict(chart) if isinstance(chart, dict) else report.chart_spec(chart)
+    config = dict(spec.get("config") or {})
+    view = {k: v for k, v in (config.get("view") or {}).items() if k not in ("continuousWidth", "continuousHeight")}
+    if view:
+        config["view"] = view
+    else:
+        config.pop("view", None)
+    if config:
+        spec["config"] = config
+    else:
+        spec.pop("config", None)
+    if isinstance(spec.get("datasets"), dict):
+        import pandas as pd
+
+        spec["datasets"] = {k: dataframe_util.convert_anything_to_arrow_bytes(pd.DataFrame(v))
+                            if isinstance(v, list) else v for k, v in spec["datasets"].items()}
+    return spec
+
+
+def chart(obj, *, where=None, panels: int | None = None, **kw) -> None:
+    """Draw a chart: an Altair chart, a ``ChartView``, or a Vega-Lite dict (``st.vega_lite_chart``'s arguments
+    in ``kw``, ``where`` a column or container; ``panels``: side-by-side panels narrowed to that width,
+    ``panels_to``). The spec is converted once per chart object (a shared view's), not on every rerun."""
+    src = obj.spec if isinstance(obj, ChartView) else obj  # (an Altair facet chart has a ``spec`` too: its panel)
+
+    def make():
+        return src, _screen_spec(panels_to(src, panels) if panels else src)
+
+    held, spec = _SPECS.get((id(src), panels), make)
+    if held is not src:  # an id reused by another object after the first was dropped: convert it afresh
+        spec = make()[1]
+    (where or st).vega_lite_chart(spec=spec, **kw)
 
 
 def findings_md(lines, *, lead: str = "") -> str:

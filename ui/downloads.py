@@ -1,7 +1,12 @@
 """Download buttons for a Report (the tables and charts a page shows), one per export format.
 
-The bytes are made when the button is clicked (a deferred callable), so a page that offers a PowerPoint or PNGs
-does not render them on every rerun. The PowerPoint is a talk deck of the page's view (``rnnlab.present.deck.talk``:
+A download must survive a busy server. Streamlit's deferred downloads (``data=`` a callable) did not: the file made
+on the click is kept for no session, so the next two script runs of any session deleted it before the browser
+fetched it (11 of 21 PowerPoint downloads under load: "404 /media/<id>.pptx"), and a rerun of the page dropped the
+callable itself ("Deferred file not found"). So every button here holds its bytes, which Streamlit keeps for the
+session while the button is shown. Cheap formats are made with the page; a PowerPoint or PNGs (seconds) are made
+when "Make ..." is clicked, then kept, process-wide, for every session showing the same view (``BYTES``). The
+PowerPoint is a talk deck of the page's view (``rnnlab.present.deck.talk``:
 the takeaways, per table at most six columns with its charts, the same deck as ``export --format pptx --view``); a
 "Slides" popover beside the buttons chooses the columns, or the full tables.
 """
@@ -12,6 +17,8 @@ import functools
 from typing import Sequence
 
 import streamlit as st
+
+from rnnlab.core.memo import Memo
 
 from rnnlab.judge import select
 from rnnlab import exporters
@@ -75,9 +82,26 @@ def _slide_options(row, rep: Report, key: str) -> tuple[tuple[str, ...], bool]:
     return tuple(c for c in cols if c in options), bool(full)
 
 
+EXPENSIVE = ("pptx", "png")  # made on a click (seconds each), then kept for every session; the rest with the page
+BYTES = Memo(size=64)  # (id(report), format, deck options) -> (report, bytes): the report held, so its id stays its
+
+
+def _bytes(rep: Report, fmt: str, options: tuple, make) -> bytes:
+    held, data = BYTES.get((id(rep), fmt, options), lambda: (rep, make()))
+    return data if held is rep else make()
+
+
+def _made(rep: Report, fmt: str, options: tuple) -> bytes | None:
+    """The bytes already made for this report, format and options, or None."""
+    got = BYTES.peek((id(rep), fmt, options))
+    return got[1] if got is not None and got[0] is rep else None
+
+
 def buttons(rep: Report, *, key: str, formats: Sequence[tuple[str, str]] = FORMATS,
             label: str = "Download") -> None:
-    """A row of download buttons; a format the report has nothing for (PNG without charts) is disabled."""
+    """A row of download buttons; a format the report has nothing for (PNG without charts) is disabled. A
+    PowerPoint or PNGs not made yet for this view is a "Make ..." button first; its click makes them (kept for every
+    session showing this view) and the download button takes its place."""
     row = st.container(horizontal=True, vertical_alignment="center", gap="small")
     if label:
         row.caption(label)
@@ -85,9 +109,23 @@ def buttons(rep: Report, *, key: str, formats: Sequence[tuple[str, str]] = FORMA
         ex = exporters.exporter(fmt)
         empty = (ex.per == "chart" and not rep.charts) or (ex.per == "table" and not rep.tables)
         name, mime = file_name(rep, fmt)
-        data = functools.partial(_render, rep, fmt)
+        options: tuple = ()
+        make = functools.partial(_render, rep, fmt)
         if fmt == "pptx" and rep.tables:
-            data = functools.partial(_render_slides, rep, *_slide_options(row, rep, key))
-        row.download_button(text, data=data, file_name=name, mime=mime,
-                            key=f"{key}-dl-{fmt}", disabled=empty, on_click="ignore", icon=":material/download:",
-                            help=f"{ex.description}" if not empty else "no charts to export")
+            options = _slide_options(row, rep, key)
+            make = functools.partial(_render_slides, rep, *options)
+        common = dict(key=f"{key}-dl-{fmt}", help=f"{ex.description}" if not empty else "no charts to export")
+        if empty:
+            row.download_button(text, data=b"", file_name=name, mime=mime, disabled=True, on_click="ignore",
+                                icon=":material/download:", **common)
+            continue
+        data = _made(rep, fmt, options) if fmt in EXPENSIVE else _bytes(rep, fmt, options, make)
+        if data is None:
+            if row.button(f"Make {text}", key=f"{key}-make-{fmt}", icon=":material/build:",
+                          help=f"{ex.description}: made now (a few seconds), then offered for download"):
+                with st.spinner(f"Making the {text}…"):
+                    data = _bytes(rep, fmt, options, make)
+            else:
+                continue
+        row.download_button(text, data=data, file_name=name, mime=mime, on_click="ignore",
+                            icon=":material/download:", **common)

@@ -6,6 +6,9 @@ it survives reruns, widget clicks and other tabs; two tabs that ask for the same
     if st.button("Run"):
         jobs.start(plan, watch="unroll.")          # RnnlabError (another run going) -> st.error
     jobs.panel(watch="unroll.", mine={plan_key})   # progress + Cancel while any run goes; its outcome once after
+
+Hosted, a run belongs to the session that started it (``session_id``): only that session sees Cancel; every other
+visitor sees the server busy and when the run should end (``api.estimate`` at its start).
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ import streamlit as st
 from rnnlab.engine import api, hosted
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import fmt_seconds
+from rnnlab.core.store import Store, default_path
 from rnnlab.engine.jobs import Job, JobManager, plan_key
 from rnnlab.tf.variants import label as variant_label
 
+from . import common
 from .common import md_escape
 
 __all__ = ["manager", "start", "panel", "plan_key", "hosted_mode", "hosted_limits", "refusal", "refusals",
@@ -32,10 +37,16 @@ def _run(plan, **kw):
     return api.run(plan, **kw)
 
 
+def _run_store() -> Store:
+    """The store a run writes to. Hosted, ``keep_stored``: a visitor's run never replaces a stored record of any
+    origin (an imported record under this machine's key stands); it adds only what was not stored."""
+    return Store(default_path(), warn=lambda msg: None, keep_stored=hosted_mode())
+
+
 @st.cache_resource(show_spinner=False)
 def manager() -> JobManager:
     """The one JobManager of this server process (shared by every session and tab)."""
-    return JobManager(runner=_run, max_active=1)
+    return JobManager(runner=_run, max_active=1, store_factory=_run_store)
 
 
 def _watch_key(watch: str) -> str:
@@ -102,6 +113,27 @@ def cluster_address() -> str | None:
     return str(st.session_state.get(CLUSTER_KEY) or "").strip() or None
 
 
+def session_id() -> str | None:
+    """This browser session's id (Streamlit's), or None outside a script run."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else None
+
+
+def owner() -> str | None:
+    """Who a run started here belongs to (``JobManager.submit(owner=...)``): hosted, this session, so no other
+    visitor can cancel it; on one's own machine nobody in particular (any tab may cancel)."""
+    return session_id() if hosted_mode() else None
+
+
+def _expected_s(plan: api.Plan, fresh: bool) -> float | None:
+    try:
+        return api.estimate(plan, store=common.store(), fresh=fresh).seconds
+    except RnnlabError:
+        return None
+
+
 def start(plan: api.Plan, *, watch: str, fresh: bool = False) -> Job | None:
     """Start (or join) the run of ``plan``; the page named by ``watch`` shows its outcome when it ends."""
     try:
@@ -109,7 +141,8 @@ def start(plan: api.Plan, *, watch: str, fresh: bool = False) -> Job | None:
             if fresh:
                 raise RnnlabError(FRESH_REFUSED)
             plan = hosted.check(plan)  # RnnlabError over the caps; time limit and rounds lowered to theirs
-        job = manager().submit(plan, fresh=fresh, cluster=cluster_address())
+        job = manager().submit(plan, fresh=fresh, cluster=cluster_address(), owner=owner(),
+                               expected_s=_expected_s(plan, fresh))
     except RnnlabError as e:
         st.error(md_escape(f"Cannot start the run: {e}"), icon=":material/error:")
         return None
@@ -141,6 +174,14 @@ def describe(job: Job) -> str:
             f"({variant_label(pr.variant)}), {pr.phase}; {elapsed} elapsed")
 
 
+def ends(job: Job) -> str:
+    """When a run should end, by its estimate at the start: "should end in about 40 s", or "" without one."""
+    left = job.expected_left()
+    if left is None:
+        return ""
+    return "should end in about " + fmt_seconds(left) if left > 0 else "should end soon (past its estimate)"
+
+
 @st.fragment(run_every=1)
 def _live(job_key: str, mine: bool) -> None:
     job = manager().get(job_key)
@@ -149,13 +190,20 @@ def _live(job_key: str, mine: bool) -> None:
     if not job.active:
         st.rerun(scope="app")  # the records are in the store now: redraw the page with them
     pr = job.progress
+    me = owner()
+    if not job.owned_by(me):  # another visitor's run: busy, and when it should end; never their Cancel
+        when = ends(job)
+        st.progress(pr.fraction if pr else 0.0,
+                    text=f"Busy: another visitor's run is going ({describe(job)})" + (f"; it {when}" if when else "")
+                         + ". Runs here go one at a time; yours can start when it ends.")
+        return
     who = "Measuring" if mine else "Another run is going (started from another tab or configuration)"
     for w in job.warnings:
         st.warning(md_escape(w[:1].upper() + w[1:]), icon=":material/warning:")
     st.progress(pr.fraction if pr else 0.0, text=f"{who}: {describe(job)}")
     cancelling = job.cancel.is_set()
     st.button("Cancelling…" if cancelling else "Cancel run", key=f"cancel-{job_key}", disabled=cancelling,
-              icon=":material/stop_circle:", on_click=manager().cancel, args=(job_key,),
+              icon=":material/stop_circle:", on_click=manager().cancel, args=(job_key, me),
               help="stops the variant being measured; the variants that finished stay stored")
 
 

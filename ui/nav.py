@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent  # the folder of streamlit_app.py
+ICON = str(Path(__file__).resolve().parent / "icon.png")  # the app's page icon, served by the app itself
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,16 @@ def _load(dirpath: str, stamp: tuple) -> tuple[Record, ...]:
     return tuple(out)
 
 
+def stamp(dirpath: Path | None = None) -> tuple:
+    """The bundled files' names and modification times: ``load`` reads them again when this changes."""
+    dirpath = Path(dirpath) if dirpath is not None else baseline_dir()
+    if not dirpath.is_dir():
+        return ()
+    return (str(dirpath),) + tuple((f.name, f.stat().st_mtime_ns) for f in sorted(dirpath.glob("*.json*")))
+
+
 def load(dirpath: Path | None = None) -> list[Record]:
     dirpath = Path(dirpath) if dirpath is not None else baseline_dir()
     if not dirpath.is_dir():
         return []
-    stamp = tuple((f.name, f.stat().st_mtime_ns) for f in sorted(dirpath.glob("*.json*")))
-    return list(_load(str(dirpath), stamp))
+    return list(_load(str(dirpath), stamp(dirpath)))

@@ -127,11 +127,15 @@ def _file_lock(path: Path):
 
 class Store:
     def __init__(self, path: str | os.PathLike | None = None, *, warn: Callable[[str], None] = warn_stderr,
-                 readonly: bool = False):
+                 readonly: bool = False, keep_stored: bool = False):
         """``readonly``: a reading command's store (results, claims, export, list, env): opened ``mode=ro``, never
-        created, moved aside or given tables; a store not there yet reads as empty."""
+        created, moved aside or given tables; a store not there yet reads as empty. ``keep_stored``: this object
+        never replaces a record it did not write itself (a hosted visitor's run: a record stored before it, of any
+        origin, stands; the run's own records may still be updated)."""
         self.path = Path(path) if path is not None else default_path()
         self.warn = warn
+        self.keep_stored = keep_stored
+        self._written: set[str] = set()  # keys this object stored (``keep_stored`` may replace only these)
         self.warnings: list[str] = []
         self.read_only = False
         self.read_only_reason: str | None = None
@@ -426,12 +430,19 @@ class Store:
         rows = [(r.key, r.experiment, r.variant, r.created_at, r.source,
                  json.dumps(r.to_dict(with_transient=False) | {"source": r.source}, allow_nan=False))
                 for r in records]
-        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        sql = " INTO records(key, experiment, variant, created_at, source, body) VALUES (?,?,?,?,?,?)"
         try:
             with self._tx() as con:
                 before = con.total_changes
-                con.executemany(f"{verb} INTO records(key, experiment, variant, created_at, source, body)"
-                                " VALUES (?,?,?,?,?,?)", rows)
+                if self.keep_stored:  # row by row: which keys this object wrote
+                    for row in rows:
+                        n = con.total_changes
+                        verb = "INSERT OR REPLACE" if replace and row[0] in self._written else "INSERT OR IGNORE"
+                        con.execute(verb + sql, row)
+                        if con.total_changes > n:
+                            self._written.add(row[0])
+                else:
+                    con.executemany(("INSERT OR REPLACE" if replace else "INSERT OR IGNORE") + sql, rows)
                 written = con.total_changes - before
         except StoreLocked as e:
             side = self._save_aside(rows)
@@ -475,9 +486,26 @@ class Store:
     def count(self) -> int:
         return self._read("SELECT count(*) FROM records")[0][0]
 
+    def version(self) -> tuple:
+        """A token that changes whenever any process writes this store (its file and its write-ahead log, by
+        modification time and size): two reads with the same token read the same records. The app keys its shared
+        views on it (``core.memo``). Two stat calls, no query."""
+        out = []
+        for suffix in ("", "-wal"):
+            try:
+                st = os.stat(f"{self.path}{suffix}")
+                out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
     # -- side data: reference outputs and cached probes --------------------------------------------------------
     def put_outputs(self, key: str, data: bytes) -> None:
+        """A record's reference outputs; with ``keep_stored``, not beside a record this object did not write."""
         with self._tx() as con:
+            if (self.keep_stored and key not in self._written
+                    and con.execute("SELECT 1 FROM records WHERE key=?", (key,)).fetchone()):
+                return
             con.execute("INSERT OR REPLACE INTO outputs(key, data) VALUES (?, ?)", (key, sqlite3.Binary(data)))
 
     def get_outputs(self, key: str) -> bytes | None:

@@ -10,7 +10,8 @@ gets an ``RnnlabError`` saying which limit and how to run it anyway (locally, or
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+import threading
+from dataclasses import dataclass, field, fields
 
 from rnnlab.core.errors import RnnlabError
 
@@ -54,11 +55,14 @@ class Limits:
     # -- a visitor's results import (kept in that session, never stored) -----------------------------------------
     import_records: int = 2000  # per session
     import_mb: int = 5  # per session
+    # -- every session's uploads together (``Uploads``): what the server holds for its visitors at once ---------------
+    uploads_total_mb: int = 60  # results files and checkpoints of all sessions (a 5 MB results file: ~30 MB parsed)
+    checkpoint_files: int = 6  # files in one checkpoint upload (.index, .data shards, .meta, checkpoint)
 
 
 # the fields above that are not parameters of an experiment
 NOT_PARAMS = frozenset({"points", "tasks", "runs_at_once", "convert_mb", "convert_timeout_s", "import_records",
-                        "import_mb"})
+                        "import_mb", "uploads_total_mb", "checkpoint_files"})
 
 
 def enabled(flag: object = None) -> bool:
@@ -130,3 +134,88 @@ def refusal(plan, lim: Limits | None = None) -> str | None:
     except RnnlabError as e:
         return str(e)
     return None
+
+
+# -- what visitors upload, counted across every session ---------------------------------------------------------------
+# Streamlit holds an uploaded file in the server's memory from the moment it arrives until the session shuts down,
+# and a closed tab's session is kept (for a reconnect) and never shut down: each 4.7 MB results upload left ~29 MB
+# (its bytes and its parsed records) after the tab closed. So the app books every upload here, per session, against
+# one process-wide budget, refuses one that would pass it, and releases a session's uploads once the session is gone.
+@dataclass
+class _Held:
+    bytes: int = 0
+    records: list = field(default_factory=list)
+    files: dict = field(default_factory=dict)  # file id -> bytes, as booked
+    version: int = 0  # changes with what the session holds (views of its records are keyed on it)
+
+
+class Uploads:
+    """Every session's uploads (bytes booked, records kept), against ``total_mb`` for all sessions at once."""
+
+    def __init__(self, total_mb: float):
+        self.total_bytes = int(total_mb * 2**20)
+        self._lock = threading.Lock()
+        self._by_session: dict[str, _Held] = {}
+
+    def used(self) -> int:
+        """Bytes booked by every session."""
+        with self._lock:
+            return sum(h.bytes for h in self._by_session.values())
+
+    def sessions(self) -> list[str]:
+        with self._lock:
+            return list(self._by_session)
+
+    def book(self, session: str, files: dict[str, int], *, what: str) -> None:
+        """Book ``files`` (file id -> bytes) for ``session`` before anything is read from them; ``RnnlabError`` when
+        every session's uploads would pass the budget (nothing is booked then). A file already booked is not
+        counted twice."""
+        with self._lock:
+            held = self._by_session.get(session) or _Held()
+            new = {k: n for k, n in files.items() if k not in held.files}
+            used = sum(h.bytes for h in self._by_session.values())
+            if used + sum(new.values()) > self.total_bytes:
+                raise RnnlabError(
+                    f"{what}: this demo holds at most {self.total_bytes / 2**20:g} MB of uploads for all its visitors "
+                    f"at once and has {max(0, self.total_bytes - used) / 2**20:.1f} MB free now; try again in a few "
+                    "minutes, or run rnnlab on your own machine (`python -m rnnlab import FILE`)")
+            held.files.update(new)
+            held.bytes += sum(new.values())
+            self._by_session[session] = held
+
+    def unbook(self, session: str, file_ids) -> None:
+        """Give back the bytes of files no longer held (refused, or dropped after reading)."""
+        with self._lock:
+            held = self._by_session.get(session)
+            if held is None:
+                return
+            for k in file_ids:
+                held.bytes -= held.files.pop(k, 0)
+
+    def keep(self, session: str, records: list) -> None:
+        """Keep parsed records for ``session`` (its bytes stay booked while they are kept)."""
+        with self._lock:
+            held = self._by_session.setdefault(session, _Held())
+            held.records = held.records + list(records)
+            held.version += 1
+
+    def held(self, session: str) -> tuple[list, int]:
+        """The records ``session`` keeps and a version that changes with them."""
+        with self._lock:
+            held = self._by_session.get(session)
+            return (list(held.records), held.version) if held else ([], 0)
+
+    def held_bytes(self, session: str) -> int:
+        with self._lock:
+            held = self._by_session.get(session)
+            return held.bytes if held else 0
+
+    def release(self, session: str) -> bool:
+        """Forget everything ``session`` holds (it ended). True when it held something."""
+        with self._lock:
+            return self._by_session.pop(session, None) is not None
+
+    def sweep(self, alive) -> list[str]:
+        """Release every session for which ``alive(session)`` is false; the sessions released."""
+        gone = [s for s in self.sessions() if not alive(s)]
+        return [s for s in gone if self.release(s)]

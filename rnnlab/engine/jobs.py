@@ -3,6 +3,9 @@
 One ``JobManager`` per process. A job is keyed by its plan, so two callers (two browser tabs) asking for the same
 plan share one run. Each job has a cancel event and a progress snapshot that callers poll; the state is a plain
 dataclass kept apart from any rendering.
+
+A run belongs to the caller that started it (``owner``: the app's session id): only the owner may cancel it
+(``cancel(key, owner=...)``); everyone else sees it busy, with its estimated end (``Job.expected_end``).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ class Job:
     error: str | None = None
     finished: float | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
+    owner: str | None = None  # who started it (the app: a session id); only it may cancel
+    expected_s: float | None = None  # the run's estimated length when it started (``api.estimate``), if known
 
     def elapsed(self, now: float | None = None) -> float:
         return ((self.finished or now or time.monotonic()) - self.started)
@@ -40,6 +45,16 @@ class Job:
     @property
     def active(self) -> bool:
         return self.state == "running"
+
+    def owned_by(self, owner: str | None) -> bool:
+        """Whether ``owner`` may cancel this run: its starter only (a run with no owner: anyone, as the CLI)."""
+        return self.owner is None or (owner is not None and owner == self.owner)
+
+    def expected_left(self, now: float | None = None) -> float | None:
+        """Seconds until the run should end by its estimate (at least 0), or None when it had no estimate."""
+        if self.expected_s is None:
+            return None
+        return max(0.0, self.expected_s - self.elapsed(now))
 
 
 def plan_key(p: api.Plan) -> str:
@@ -97,16 +112,18 @@ class JobManager:
         with self._lock:
             return self._jobs.get(key)
 
-    def submit(self, p: api.Plan, *, fresh: bool = False, cluster: str | None = None) -> Job:
+    def submit(self, p: api.Plan, *, fresh: bool = False, cluster: str | None = None, owner: str | None = None,
+               expected_s: float | None = None) -> Job:
         """Start (or join) the run of this plan. Refuses a new run while ``max_active`` runs are going.
-        ``cluster``: a Ray address or "local" (``engine.cluster``): the run's tasks go there."""
+        ``cluster``: a Ray address or "local" (``engine.cluster``): the run's tasks go there. ``owner``: who may
+        cancel it (a joined run keeps its first owner); ``expected_s``: its estimated length."""
         key = plan_key(p)
         with self._lock:
             job = self._jobs.get(key)
             if job is not None and job.active:
                 return job
             self._refuse_if_full()
-            job = Job(key=key, plan=p, started=time.monotonic())
+            job = Job(key=key, plan=p, started=time.monotonic(), owner=owner, expected_s=expected_s)
             self._jobs[key] = job
         threading.Thread(target=self._work, args=(job, fresh, cluster), daemon=True, name=f"rnnlab-{key}").start()
         return job
@@ -141,9 +158,10 @@ class JobManager:
         finally:
             job.finished = time.monotonic()
 
-    def cancel(self, key: str) -> bool:
+    def cancel(self, key: str, owner: str | None = None) -> bool:
+        """Cancel the run ``key`` if it is going and ``owner`` started it (``Job.owned_by``); False otherwise."""
         job = self.get(key)
-        if job is None or not job.active:
+        if job is None or not job.active or not job.owned_by(owner):
             return False
         job.cancel.set()
         return True

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -26,13 +28,39 @@ def commit() -> str:
         return "unknown"
 
 
+# Altair keeps its data transformer and theme process-wide, and Streamlit switches both (under a lock of its own)
+# while it converts a chart for a page: a spec built meanwhile in another thread (another session) would point at
+# data held in Streamlit's dictionary, not in the spec. Every spec here is built under that same lock, with Altair's
+# defaults switched on for the build: ``ui`` hands Streamlit's lock over (``share_spec_lock``) when the app starts;
+# without Streamlit (the CLI, exports) a lock of our own serves. tests/present/test_chart_threads.py builds every
+# page's charts from many threads beside Streamlit's conversions and fails when a spec's data is not its own.
+spec_lock: threading.Lock = threading.Lock()
+
+
+def share_spec_lock(lock) -> None:
+    """Build specs under ``lock`` (the lock Streamlit holds while it switches Altair's settings)."""
+    global spec_lock
+    spec_lock = lock
+
+
+def chart_spec(chart) -> dict:
+    """``chart`` as a Vega-Lite dict with its data inlined (``datasets``), whatever another thread has switched."""
+    import altair as alt
+
+    with spec_lock:
+        theme = alt.theme.enable("default") if alt.theme.active != "default" else contextlib.nullcontext()
+        data = (alt.data_transformers.enable("default") if alt.data_transformers.active != "default"
+                else contextlib.nullcontext())
+        with theme, data:
+            # not validated against the Vega-Lite schema on every render (a third of a page's build time): the specs
+            # come from code, and tests/present/test_chart_specs.py validates every chart of every page's view
+            return chart.to_dict(validate=False)
+
+
 def chart_view(chart, title: str, caption: str, records: Sequence[Record]) -> ChartView | None:
     if chart is None:
         return None
-    # not validated against the Vega-Lite schema on every render (a third of a page's build time): the specs come
-    # from code, and tests/present/test_chart_specs.py validates every chart of every page's view
-    return ChartView(title=title, caption=caption, spec=chart.to_dict(validate=False),
-                     provenance=select.provenance(records))
+    return ChartView(title=title, caption=caption, spec=chart_spec(chart), provenance=select.provenance(records))
 
 
 def config_title(exp_title: str, group: select.Group, groups: Sequence[select.Group]) -> str:

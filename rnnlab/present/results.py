@@ -32,6 +32,11 @@ def record_id(r: Record) -> str:
     return r.key + "|" + r.source
 
 
+def by_id(records: Sequence[Record]) -> dict[str, Record]:
+    """``record_id`` -> record: what a row of ``frame`` stands for."""
+    return {record_id(r): r for r in records}
+
+
 def frame(records: Sequence[Record]) -> pd.DataFrame:
     """One row per record (``tables.results_rows``), the source in words, the date in UTC minutes, ``_id``."""
     df = pd.DataFrame(tables.results_rows(records))

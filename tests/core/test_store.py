@@ -250,6 +250,41 @@ def test_put_many_without_replace_keeps_what_is_stored(tmp_path):
     assert s.get(rec(1).key).error is None and s.sources([rec(1).key, rec(3).key]) == {rec(1).key: "local"}
 
 
+def test_keep_stored_never_replaces_a_record_of_any_origin_but_updates_its_own(tmp_path):
+    """A hosted visitor's run (``Store(keep_stored=True)``): an imported record under this machine's key stays
+    (imported fwd 2.0 is not replaced by a local 999.0), and so do its outputs; the run's own records update."""
+    path = tmp_path / "r.sqlite"
+    imported = rec(1).with_(metrics={"fwd_ms": 2.0}, source="imported")
+    Store(path).put(imported)
+    run = Store(path, keep_stored=True)
+    run.put_outputs(imported.key, b"theirs")
+    run.put_many([rec(1).with_(metrics={"fwd_ms": 999.0}), rec(2)])
+    got = Store(path).get(imported.key)
+    assert got.source == "imported" and got.metrics == {"fwd_ms": 2.0}
+    assert Store(path).get_outputs(imported.key) is None
+    run.put(rec(2).with_(metrics={"fwd_ms": 5.0}))  # its own record: the diff against the reference lands
+    run.put_outputs(rec(2).key, b"mine")
+    assert Store(path).get(rec(2).key).metrics == {"fwd_ms": 5.0} and Store(path).get_outputs(rec(2).key) == b"mine"
+    assert Store(path, keep_stored=True).put(rec(2).with_(metrics={"fwd_ms": 7.0})) is None
+    assert Store(path).get(rec(2).key).metrics == {"fwd_ms": 5.0}  # another run's object: it did not write it
+
+
+def test_the_version_changes_with_every_write_by_any_writer_and_not_with_reads(tmp_path):
+    path = tmp_path / "r.sqlite"
+    s = Store(path)
+    v0 = s.version()
+    s.records()
+    assert s.version() == v0
+    Store(path).put(rec(1))  # another writer (another process would do the same)
+    v1 = s.version()
+    assert v1 != v0
+    s.put(rec(1).with_(metrics={"fwd_ms": 3.0}))  # a replacement keeps the count
+    assert s.version() != v1 and s.count() == 1
+    v2 = s.version()
+    s.delete([rec(1).key])
+    assert s.version() != v2
+
+
 def test_stored_rows_that_json_cannot_hold_are_skipped_when_browsing(tmp_path):
     path = tmp_path / "r.sqlite"
     s = Store(path, warn=lambda m: None)

@@ -11,7 +11,7 @@ import pytest
 from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
 from rnnlab.engine import api, hosted, runner
-from rnnlab.engine.jobs import JobManager
+from rnnlab.engine.jobs import Job, JobManager
 
 
 def test_every_int_param_of_every_experiment_has_a_hosted_cap():
@@ -117,6 +117,23 @@ def test_a_conversion_is_refused_while_a_run_goes_and_a_run_while_a_conversion_g
                 pass
     assert not mgr.busy() and mgr.held() == []
     mgr.submit(other)  # free again
+
+
+def test_only_the_session_that_started_a_run_may_cancel_it():
+    mgr, release = _blocking_manager()
+    plan = api.plan("unroll", overrides={"units": 8}, variants=["tf1_static"])
+    job = mgr.submit(plan, owner="visitor-a", expected_s=60.0)
+    try:
+        assert mgr.submit(plan, owner="visitor-b") is job  # the same plan: joined, still visitor a's
+        assert job.owner == "visitor-a" and not job.owned_by("visitor-b") and not job.owned_by(None)
+        assert mgr.cancel(job.key, "visitor-b") is False and mgr.cancel(job.key) is False
+        assert not job.cancel.is_set()
+        assert 0 < job.expected_left() <= 60.0
+        assert mgr.cancel(job.key, "visitor-a") is True and job.cancel.is_set()
+    finally:
+        release.set()
+    unowned = Job(key="k", plan=plan, started=0.0)  # a run started outside hosted mode: any tab may cancel
+    assert unowned.owned_by(None) and unowned.owned_by("anyone") and unowned.expected_left() is None
 
 
 def test_a_failed_conversion_frees_its_slot():

@@ -54,3 +54,24 @@ def test_a_converter_crash_is_one_line_and_never_a_traceback(stderr, line):
         MV.parse_convert_output(1, "", stderr)
     msg = str(e.value)
     assert msg.endswith(line) and "\n" not in msg and "Traceback" not in msg and "File " not in msg
+
+
+def test_uploads_are_booked_against_one_budget_for_every_session_and_released_with_their_session():
+    from rnnlab.engine.hosted import Uploads
+
+    book = Uploads(total_mb=10)
+    book.book("a", {"f1": 4 * 2**20}, what="a.json")
+    book.book("a", {"f1": 4 * 2**20}, what="a.json")  # the same file again: not counted twice
+    book.book("b", {"f2": 5 * 2**20}, what="b.json")
+    assert book.used() == 9 * 2**20
+    with pytest.raises(RnnlabError, match=r"^c\.json: this demo holds at most 10 MB of uploads for all its visitors "
+                                          r"at once and has 1\.0 MB free now"):
+        book.book("c", {"f3": 2 * 2**20}, what="c.json")
+    assert book.used() == 9 * 2**20 and "c" not in book.sessions()  # nothing booked on a refusal
+    book.keep("a", ["r1", "r2"])
+    recs, v = book.held("a")
+    assert recs == ["r1", "r2"] and v == 1 and book.held("b") == ([], 0)
+    book.unbook("b", ["f2"])
+    assert book.used() == 4 * 2**20
+    assert book.sweep(lambda s: s != "a") == ["a"]  # session a ended: its records and bytes are let go
+    assert book.used() == 0 and book.held("a") == ([], 0)

@@ -203,7 +203,17 @@ def test_unrolling_shows_stored_results_at_once_with_charts_and_downloads():
     assert "forward vs tf1_dynamic" in frame.columns and frame.loc[0, "forward vs tf1_dynamic"] == "0.50x (0.38–0.67)"
     assert not any(c.endswith(("(low)", "(high)")) for c in frame.columns)
     assert len(at.get("vega_lite_chart")) == 5 + 3  # five charts, three sweep tabs
-    assert {b.label for b in at.get("download_button")} >= {"CSV", "Markdown", "LaTeX", "PowerPoint", "PNG charts"}
+    assert {b.label for b in at.get("download_button")} >= {"CSV", "Markdown", "LaTeX"}
+    # a PowerPoint and PNGs take seconds: made on a click, then held by the button (and kept for every session
+    # showing this view), so the download survives a busy server (no deferred file to lose)
+    assert {b.label for b in at.button} >= {"Make PowerPoint", "Make PNG charts"}
+    next(b for b in at.button if b.label == "Make PowerPoint").click().run()
+    no_errors(at)
+    deck = next(b for b in at.get("download_button") if b.label == "PowerPoint")
+    assert deck.proto.url.endswith(".pptx") and not deck.proto.HasField("deferred_file_id")
+    at.run()  # a rerun (another session would see the same): the deck is kept, no Make button any more
+    assert "PowerPoint" in {b.label for b in at.get("download_button")}
+    assert "Make PowerPoint" not in {b.label for b in at.button}
 
 
 def test_unrolling_download_report_renders_every_format():

@@ -135,12 +135,12 @@ def test_an_upload_is_shown_to_that_session_only_and_never_stored():
 
 def test_an_oversized_upload_is_refused_with_one_line(monkeypatch):
     monkeypatch.setenv("RNNLAB_HOSTED_MAX_IMPORT_RECORDS", "3")
+    monkeypatch.setenv("RNNLAB_HOSTED_MAX_IMPORT_MB", "1")  # (the uploader's own size cap is set from it too)
     at = app("pages/results.py")
     _upload(at, "many.json", _records_file(5))
     no_errors(at)
     msgs = [plain(e.value) for e in at.error]
     assert any("Nothing imported" in m and "at most 3 uploaded records" in m for m in msgs), msgs
-    monkeypatch.setenv("RNNLAB_HOSTED_MAX_IMPORT_MB", "1")
     big = b"[" + b" " * (2 * 2**20) + b"]"
     _upload(at, "big.json", big)
     msgs = [plain(e.value) for e in at.error]
@@ -214,3 +214,13 @@ def test_bundled_figures_are_never_called_measured_here(page):
     for words in ("measured here", "measured on this", "on this cpu", "on this gpu", "on this device,"):
         i = text.find(words)
         assert i < 0, f"{page}: ...{text[max(0, i - 160):i + 60]}..."
+
+
+def test_a_visitors_run_writes_through_a_store_that_replaces_nothing_stored(monkeypatch):
+    """Hosted, every run's store keeps what is stored (``Store(keep_stored=True)``, tests/core/test_store.py): an
+    imported record under this machine's key is never replaced by a visitor's run. Locally a run may replace."""
+    from ui import jobs
+
+    assert jobs._run_store().keep_stored
+    monkeypatch.setenv("RNNLAB_HOSTED", "0")
+    assert not jobs._run_store().keep_stored

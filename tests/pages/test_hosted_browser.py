@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from rnnlab.core.store import Store
-from tests.browser_util import (CHROMIUM, NEEDS_CHROMIUM, TINY, chromium_page, no_exception, open_page, query,
-                                 screenshot, streamlit_server, wait_idle)
+from tests.browser_util import (CHROMIUM, NEEDS_CHROMIUM, TINY, chromium_page, keep_on_loopback, no_exception,
+                                 open_page, query, screenshot, streamlit_server, wait_idle)
 
 pytestmark = [pytest.mark.slow,  # Streamlit pages, a browser and TensorFlow workers
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NEEDS_CHROMIUM)]
@@ -113,3 +113,22 @@ def test_a_visitor_cannot_delete_import_into_the_store_or_start_a_second_heavy_p
         # the run's records went to the store (runs may measure); nothing was deleted or imported
         assert Store(store).count() >= before
         assert all(r.source == "local" for r in Store(store).records())
+
+
+def test_no_page_fetches_anything_from_a_third_party_host(tmp_path):
+    """Every request a page makes goes to the app's own server (loopback): no font, icon or script from a third
+    party (``:material/...`` as the page icon had every visitor's browser fetch it from a font host)."""
+    from rnnlab.core import baseline
+    from ui import nav
+
+    env = {"RNNLAB_HOSTED": "1", "RNNLAB_BASELINE": str(baseline.BASELINE_DIR)}  # the bundle: charts on every page
+    with streamlit_server(tmp_path / "results.sqlite", env=env) as url, chromium_page() as page:
+        leaving = keep_on_loopback(page.context)
+        seen = []
+        page.on("request", lambda r: seen.append(r.url))
+        for p in nav.existing():
+            open_page(page, f"{url}/{p.url_path}", timeout=120)
+            no_exception(page)
+        page.wait_for_timeout(1000)  # the favicon and late chart assets
+        assert len(seen) > 20, seen  # the pages were really loaded
+        assert not leaving, leaving

@@ -103,9 +103,12 @@ def test_time_builds_without_tensorflow():
         def drop_forward(self):
             calls.append("drop")
 
-    assert measure.time_builds(Runner(), lambda: t[0], 3) == (7.0, 3.0)
+    from rnnlab.engine.context import WorkerContext
+
+    ctx = WorkerContext(clock=lambda: t[0])
+    assert measure.time_builds(Runner(), ctx, 3) == (7.0, 3.0)
     assert calls == ["build", "drop", "build", "drop", "build", "drop", "build"]
     calls.clear()
     durations = iter([2.0])
-    assert measure.time_builds(Runner(), lambda: t[0], 0) == (2.0, 2.0)
+    assert measure.time_builds(Runner(), ctx, 0) == (2.0, 2.0)
     assert calls == ["build"]

@@ -1,0 +1,80 @@
+"""A process-wide memo of views: computed once per key, shared by every caller (every session of the app).
+
+The app's pages ask for the same views over and over (every rerun of every session), and a view is a pure function of
+the records and the page's settings. ``Memo.get(key, make)`` computes ``make()`` once per key, even when many threads
+ask for it at the same moment (the others wait for the first), and keeps the latest ``size`` keys. A key carries the
+records' version (``core.store.Store.version``, the bundled files' stamp), so a store that changed is a new key and
+the old views age out. The values are shared, never copied: callers must not change them (views are frozen).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Callable, Hashable, TypeVar
+
+T = TypeVar("T")
+
+
+class _Pending:
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value = None
+        self.error: BaseException | None = None
+
+
+class Memo:
+    def __init__(self, size: int = 256):
+        self.size = size
+        self._lock = threading.Lock()
+        self._values: OrderedDict[Hashable, object] = OrderedDict()
+        self._pending: dict[Hashable, _Pending] = {}
+        self.hits = self.misses = 0
+
+    def get(self, key: Hashable, make: Callable[[], T]) -> T:
+        """``make()`` for ``key``, computed once (a failure is not kept: the next caller tries again)."""
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                self.hits += 1
+                return self._values[key]  # type: ignore[return-value]
+            pending = self._pending.get(key)
+            mine = pending is None
+            if mine:
+                pending = self._pending[key] = _Pending()
+                self.misses += 1
+            else:
+                self.hits += 1
+        if not mine:
+            pending.done.wait()
+            if pending.error is not None:
+                raise pending.error
+            return pending.value  # type: ignore[return-value]
+        try:
+            value = make()
+        except BaseException as e:
+            pending.error = e
+            with self._lock:
+                del self._pending[key]
+            pending.done.set()
+            raise
+        pending.value = value
+        with self._lock:
+            self._values[key] = value
+            while len(self._values) > self.size:
+                self._values.popitem(last=False)
+            del self._pending[key]
+        pending.done.set()
+        return value
+
+    def peek(self, key: Hashable):
+        """The value kept for ``key``, or None (nothing is computed)."""
+        with self._lock:
+            return self._values.get(key)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+    def __len__(self) -> int:
+        return len(self._values)

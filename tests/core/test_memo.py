@@ -1,0 +1,36 @@
+"""core.memo: a view computed once per key and shared, even when many threads ask at the same moment."""
+
+import threading
+import time
+
+import pytest
+
+from rnnlab.core.memo import Memo
+
+
+def test_a_key_is_computed_once_by_many_threads_at_once_and_shared():
+    memo, calls = Memo(), []
+
+    def make():
+        calls.append(1)
+        time.sleep(0.2)  # the others arrive while it is computed
+        return object()
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(memo.get("k", make))) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(got) == 12 and all(g is got[0] for g in got)
+    assert memo.misses == 1 and memo.hits == 11
+
+
+def test_the_oldest_keys_go_and_a_failure_is_not_kept():
+    memo = Memo(size=2)
+    for k in "abc":
+        memo.get(k, lambda k=k: k.upper())
+    assert len(memo) == 2 and memo.peek("a") is None and memo.peek("c") == "C"
+    with pytest.raises(ValueError):
+        memo.get("x", lambda: (_ for _ in ()).throw(ValueError("boom")))
+    assert memo.get("x", lambda: 1) == 1  # tried again, not the error kept

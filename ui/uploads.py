@@ -1,0 +1,157 @@
+"""What hosted visitors upload, booked process-wide (``rnnlab.engine.hosted.Uploads``) and let go when they leave.
+
+Streamlit keeps an uploaded file in the server's memory from its arrival until its session shuts down, and keeps a
+closed tab's session for a reconnect without ever shutting it down: uploads outlived their visitors. Here:
+
+- a file is booked against one budget for every session (``hosted.Limits.uploads_total_mb``), checked for size and
+  count, before the page reads it; a file over a cap is dropped from Streamlit's memory at once;
+- a results file is parsed into records kept for its session only, and its bytes are dropped once read;
+- a sweeper thread releases every session that is no longer connected (its records, its bookings, the files
+  Streamlit still holds for it) and hands the freed memory back to the system.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import threading
+import time
+
+import streamlit as st
+
+from rnnlab.core.errors import RnnlabError
+from rnnlab.engine import hosted
+
+SWEEP_S = 5.0  # how often the sweeper looks for sessions that ended
+
+
+def _runtime():
+    from streamlit import runtime
+
+    return runtime.get_instance() if runtime.exists() else None
+
+
+VISIT = "_rnnlab_visit"  # session_state: this visit's own token, beside Streamlit's session id
+
+
+def _session_id() -> str | None:
+    """This session's key in the ledger: Streamlit's session id (the sweeper asks the runtime whether it is still
+    connected) and a token of the visit's own (AppTest gives every test's session one id)."""
+    import uuid
+
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return None
+    return f"{ctx.session_id}/{st.session_state.setdefault(VISIT, uuid.uuid4().hex)}"
+
+
+def _alive(key: str) -> bool:
+    rt = _runtime()
+    return rt is None or rt.is_active_session(key.split("/", 1)[0])
+
+
+def _trim() -> None:
+    """Give freed memory back to the system (glibc keeps it in its arenas otherwise)."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: the memory is reused by the process instead
+        pass
+
+
+def sweep() -> list[str]:
+    """Release every session that ended: what it booked here and the files Streamlit still holds for it. The
+    sessions released."""
+    released = ledger().sweep(_alive)
+    rt = _runtime()
+    if rt is not None:
+        files = rt.uploaded_file_mgr
+        # sessions Streamlit holds files for (its own storage): a closed tab's files stay there otherwise
+        known = {k.split("/", 1)[0] for k in released} | set(getattr(files, "file_storage", {}) or {})
+        for sid in known:
+            if not rt.is_active_session(sid):
+                files.remove_session_files(sid)
+                released.append(sid)
+    if released:
+        _trim()
+    return sorted(set(released))
+
+
+def _sweeper() -> None:
+    while True:
+        time.sleep(SWEEP_S)
+        try:
+            sweep()
+        except Exception:  # noqa: BLE001 -- the sweeper must outlive a bad moment; the next pass tries again
+            pass
+
+
+@st.cache_resource(show_spinner=False)
+def ledger() -> hosted.Uploads:
+    """The one ledger of this server process, and its sweeper thread."""
+    from ui.jobs import hosted_limits
+
+    book = hosted.Uploads(hosted_limits().uploads_total_mb)
+    threading.Thread(target=_sweeper, daemon=True, name="rnnlab-upload-sweeper").start()
+    return book
+
+
+def held() -> tuple[list, object]:
+    """The records this session uploaded (hosted: kept for it only), and a token that changes with them (None when
+    it holds none)."""
+    sid = _session_id()
+    if sid is None:
+        return [], None
+    recs, version = ledger().held(sid)
+    return (recs, (sid, version)) if recs else ([], None)
+
+
+def held_bytes() -> int:
+    sid = _session_id()
+    return ledger().held_bytes(sid) if sid else 0
+
+
+def drop(files) -> None:
+    """Let Streamlit forget uploaded files (their bytes leave the server's memory now)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    rt, ctx = _runtime(), get_script_run_ctx()
+    if rt is None or ctx is None:
+        return
+    for f in files:
+        rt.uploaded_file_mgr.remove_file(ctx.session_id, f.file_id)
+
+
+def book(files, *, what: str, max_files: int | None = None, max_mb: float | None = None) -> None:
+    """Book uploaded ``files`` for this session before reading them: ``RnnlabError`` (and the files dropped from
+    memory) when there are more than ``max_files``, together more than ``max_mb``, or more than every session's
+    uploads may hold at once."""
+    sid = _session_id()
+    files = list(files)
+    size = sum(f.size for f in files)
+    try:
+        if max_files is not None and len(files) > max_files:
+            raise RnnlabError(f"{what}: {len(files)} files; at most {max_files} in one upload here")
+        if max_mb is not None and size > max_mb * 2**20:
+            raise RnnlabError(f"{what}: {size / 2**20:.1f} MB; at most {max_mb:g} MB in one upload here")
+        if sid is not None:
+            ledger().book(sid, {f.file_id: f.size for f in files}, what=what)
+    except RnnlabError:
+        drop(files)
+        raise
+
+
+def unbook(files) -> None:
+    """Give back the booking of ``files`` (uploaded files or their ids)."""
+    sid = _session_id()
+    if sid is not None:
+        ledger().unbook(sid, [getattr(f, "file_id", f) for f in files])
+
+
+def keep(records) -> None:
+    """Keep parsed records for this session only (their upload stays booked)."""
+    sid = _session_id()
+    if sid is not None:
+        ledger().keep(sid, records)
