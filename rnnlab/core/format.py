@@ -28,6 +28,7 @@ METRICS: dict[str, tuple[str, str]] = {
 }
 
 MISSING = "–"  # a value not measured, not applicable or unknown: every table, sentence and export writes this
+NOT_RUN = "not run yet"  # a table's cell for something no record holds yet (a talk deck leaves such rows out)
 
 
 def label(metric: str) -> str:

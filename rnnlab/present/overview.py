@@ -81,7 +81,20 @@ def view(records: Sequence[Record], query, env=None):
     said = tuple(f.headline for _, fs in found for f in fs)
     rep = page_report(TITLE, "the findings, each from the configuration the headline rule picks", list(records),
                       [table])
-    return Report(rep.title, rep.subtitle, rep.tables, rep.charts, rep.provenance, takeaways=said)
+    return Report(rep.title, rep.subtitle, rep.tables, headline_charts(records, env), rep.provenance,
+                  takeaways=said)
+
+
+def headline_charts(records: Sequence[Record], env=None) -> tuple:
+    """The chart behind the first finding: the Unrolling page's default view's first chart (forward step time of
+    every variant), when its records are stored."""
+    from rnnlab.core.errors import RnnlabError
+    from rnnlab.present import unrolling
+
+    try:
+        return unrolling.view(records, {}, env=env).charts[:1]
+    except RnnlabError:
+        return ()
 
 
 def _opener(line: str) -> str | None:
