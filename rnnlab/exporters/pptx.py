@@ -259,15 +259,17 @@ def paginate(heights: list[float], capacity: float) -> list[tuple[int, int]]:
 
 # ---------------------------------------------------------------------------------------------------- the deck
 
-def _slide_sized(chart: ChartView, size: tuple[int, int] = CHART_SIZE) -> ChartView:
+def _slide_sized(chart: ChartView, size: tuple[int, int] = CHART_SIZE, *, box: bool = False) -> ChartView:
     """A single or layered view without its own size gets a slide-shaped one (Altair's default is 300 x 300,
     or a band per category, which leaves a narrow strip in the middle of a 16:9 slide). The app stretches charts
-    to its container, so this is closer to what the screen shows. Explicit sizes, facets and concats are kept."""
+    to its container, so this is closer to what the screen shows. Explicit sizes, facets and concats are kept,
+    except a single view's width drawn into a ``box`` beside a table (a page's 520 px chart shrunk into half a
+    slide would set its labels at 7 pt)."""
     spec = dict(chart.spec)
     if not any(k in spec for k in ("mark", "layer")) or any(k in spec for k in ("facet", "repeat")):
         return chart
     for key, px in zip(("width", "height"), size):
-        if spec.get(key, "container") == "container":  # "container" means nothing outside a browser
+        if spec.get(key, "container") == "container" or (box and key == "width"):  # "container": no browser here
             spec[key] = px
     return replace(chart, spec=spec)
 
@@ -447,7 +449,7 @@ class PptxExporter(Exporter):
         label_h = line_count(chart.title, w - 0.2, CAPTION_PT, True) * CAPTION_PT * LINE / 72 + 0.1
         _text(slide, x, body_top, w, label_h, chart.title, CAPTION_PT, bold=True, color=_GREY)
         _picture(slide, chart, x, body_top + label_h, w, body_h - label_h,
-                 size=(max(360, int(w / BODY_W * CHART_SIZE[0])), CHART_SIZE[1]))
+                 size=(max(360, int(w / BODY_W * CHART_SIZE[0])), CHART_SIZE[1]), box=True)
         if chart.caption and chart.caption != table.caption:
             slide.notes_slide.notes_text_frame.text = f"{chart.title}: {chart.caption}"
         return slide
@@ -526,11 +528,11 @@ class PptxExporter(Exporter):
 
 
 def _picture(slide, chart: ChartView, left: float, top: float, width: float, height: float, *,
-             size: tuple[int, int] = CHART_SIZE):
+             size: tuple[int, int] = CHART_SIZE, box: bool = False):
     """The chart as a PNG, fitted into the box (not enlarged past ``MAX_UPSCALE``), centred across it."""
     from pptx.util import Inches
 
-    png = chart_png(_slide_fonts(_slide_sized(chart, size)), scale=2)
+    png = chart_png(_slide_fonts(_slide_sized(chart, size, box=box)), scale=2)
     px_w, px_h = _png_size(png)
     natural_w, natural_h = px_w / 2 / 96, px_h / 2 / 96  # CSS pixels at 96 per inch
     fit = min(width / natural_w, height / natural_h, MAX_UPSCALE)
