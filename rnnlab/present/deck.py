@@ -187,7 +187,7 @@ def talk(report: Report, columns: Sequence[str] | None = None) -> Report:
 
     opener, lines = shared_opening([plain(t) for t in report.takeaways])  # whose machine, said once
     return replace(report, subtitle=short_subtitle(report), tables=tuple(pick(t, columns) for t in report.tables),
-                   pairs=pairs(report), takeaways=tuple(sentence(x) for x in lines), takeaway_note=opener)
+                   pairs=pairs(report), takeaways=tuple(lines), takeaway_note=opener)
 
 
 # what a title slide's facts already say (machine, source, versions, dates) or what belongs on a table's slide
@@ -206,16 +206,6 @@ def short_subtitle(report: Report) -> str:
     kept = "; ".join(c.strip() for c in re.split(r";\s+", report.subtitle or "")
                      if c.strip() and c.strip().lower() not in title and not _SAID_ELSEWHERE.search(c))
     return kept if len(kept) <= SUBTITLE_MAX else ""  # longer: a method, which the table's caption says
-
-
-def sentence(text: str) -> str:
-    """A takeaway as a sentence: its first letter a capital unless it starts with code (``static_rnn``, a name
-    with an underscore, a dot or a bracket, which keeps its case)."""
-    text = text.strip()
-    first = text.split(" ", 1)[0]
-    if not text or re.search(r"[_.(\[]", first) or not text[0].islower():
-        return text
-    return text[0].upper() + text[1:]
 
 
 def plain(text: str) -> str:

@@ -257,10 +257,10 @@ def describe_spec(spec: Mapping[str, Any]) -> str:
 
 SCENARIOS = {
     "keras3_RNN_of_tf1_LSTMCell": "keras.layers.RNN(TF1 LSTMCell)(x), eager",
-    "keras3_RNN_of_tf1_LSTMCell_functional": "the same in a functional keras.Model",
-    "keras3_RNN_of_tf1_LSTMCell_initial_state": "the same with initial_state given",
-    "seed_verbatim_default_env": "the seed's imports (tf.keras), default install",
-    "seed_verbatim_legacy_env": "the seed's imports (tf.keras), TF_USE_LEGACY_KERAS=1",
+    "keras3_RNN_of_tf1_LSTMCell_functional": "The same in a functional keras.Model",
+    "keras3_RNN_of_tf1_LSTMCell_initial_state": "The same with initial_state given",
+    "seed_verbatim_default_env": "The seed's imports (tf.keras), default install",
+    "seed_verbatim_legacy_env": "The seed's imports (tf.keras), TF_USE_LEGACY_KERAS=1",
 }
 
 
@@ -368,6 +368,7 @@ def cudnn_question(choice: Mapping[str, str]) -> dict:
     settings["gpu"] = _b(c["gpu"])
     res = cudnn.explain(layer, **settings)
     res["settings"] = settings
+    res["notes"] = [fmt.sentence_start(n) for n in res.get("notes") or []]  # each note a caption of its own
     return res
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from rnnlab import experiments
+from rnnlab.core import format as fmt
 from rnnlab.core.record import Record
 from rnnlab.engine import api
 from rnnlab.judge import findings
@@ -116,4 +117,12 @@ def shared_opening(lines: Sequence[str]) -> tuple[str, list[str]]:
     if len(lines) < 2 or len(heads) != 1 or None in heads:
         return "", list(lines)
     head = heads.pop()
-    return head, [x[len(head) + 2:] for x in lines]
+    return head, [fmt.sentence_start(x[len(head) + 2:]) for x in lines]
+
+
+def detail_without_source(detail: str) -> str:
+    """A finding's detail without its last clause, the source ("configuration; ...; bundled results (not measured
+    here) from ..."): for a list whose machine is said once above it."""
+    return detail.rsplit("; ", 1)[0] if "; " in detail else detail
+
+

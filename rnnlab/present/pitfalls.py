@@ -183,7 +183,7 @@ def facts(rec: Record) -> TableView | None:
         return None
     caption = source_note([rec])
     if rec.variant in SHARING:
-        caption = f"sub-case input_dim == units = {rec.params.get('units')} (the shared stack builds there); " + caption
+        caption = f"Sub-case input_dim == units = {rec.params.get('units')} (the shared stack builds there); " + caption
     return TableView(title=f"{title(rec.variant)} ({sizes_note(rec.params)}): measured", caption=caption,
                      columns=("measure", "wrong code", "right code"), rows=tuple(rows), raw=tuple(raw),
                      provenance=provenance([rec]))
