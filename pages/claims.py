@@ -119,9 +119,16 @@ else:
     ui.downloads.buttons(rep, key=P + "claims", formats=(("md", "Markdown"), ("csv", "CSV"), ("pptx", "PowerPoint")),
                          label="Download this table:")
 
-    st.subheader("Each claim in detail")
-    for c, v in shown:
-        with st.expander(f"{ICON[v.status]} **{v.status}** · {ui.md_escape(c.text)}"):
+    st.subheader("One claim in detail")  # one at a time: the table above lists them all
+    ids = [c.id for c, _ in shown]
+    if st.session_state.get(P + "detail") not in ids:
+        st.session_state[P + "detail"] = ids[0]
+    by_id = {c.id: (c, v) for c, v in shown}
+    st.selectbox("claim", ids, key=P + "detail", width=700,
+                 format_func=lambda i: f"{by_id[i][1].status} · {by_id[i][0].text}",
+                 help="its seed, what was measured and why, the command that measures it")
+    for c, v in [by_id[st.session_state[P + "detail"]]]:
+        with st.container(border=True):
             st.markdown(f"**Seed:** {CV.seed_label(c)}: {ui.md_escape(CV.seed_title(c))} (`{c.seed}`)")
             st.markdown(f"**{measured_col.capitalize()}:** {ui.md_escape(v.measured)}")
             st.markdown(f"**{'Depends on' if v.status == 'depends' else 'Why'}:** {ui.md_escape(v.why)}")
@@ -156,6 +163,15 @@ else:
 
 
 # -- knobs, precision, training --------------------------------------------------------------------------------------
+_said: set[str] = set()
+
+
+def once(write, text: str) -> None:
+    """``write(text)`` unless this page said it already (the sections share a device and a source): each fact once."""
+    if text not in _said:
+        _said.add(text)
+        write(text)
+
 def run_buttons(name: str) -> None:
     """Run buttons for the quick and seed presets, each saying what is not stored yet, and the device."""
     env = None
@@ -176,8 +192,8 @@ def run_buttons(name: str) -> None:
             start(plan, name)
         if refused:
             col.caption(ui.jobs.refused_caption(refused, plan))
-    cols[2].caption(f"Runs measure on this machine's {CV.run_device(env)}, each variant in a fresh TensorFlow "
-                    "process. Quick: small sizes, a first look; seed: the seed's own configuration.")
+    once(cols[2].caption, f"Runs measure on this machine's {CV.run_device(env)}, each variant in a fresh "
+                          "TensorFlow process. Quick: small sizes, a first look; seed: the seed's own configuration.")
 
 
 def experiment_section(name: str) -> None:
@@ -204,7 +220,7 @@ def experiment_section(name: str) -> None:
         i = st.selectbox("configuration", range(len(configs)), format_func=lambda k: configs[k].label,
                          key=f"{P}{name}_cfg", help="every configuration stored for this experiment")
         cfg = configs[i if i is not None and i < len(configs) else 0]
-    st.markdown(f"**Device: {cfg.device}** ({ui.md_escape(cfg.source)})")
+    once(st.markdown, f"**Device: {cfg.device}** ({ui.md_escape(cfg.source)})")
     if name == "knobs":
         ui.table(ui.shared(records, CV.knobs_view, cfg), key=f"{P}{name}_table")
         for note in CV.knobs_notes(cfg):

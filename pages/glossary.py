@@ -10,7 +10,10 @@ ui.nav.routed()  # first: a direct link right after a server start goes through 
 
 st.title(G.TITLE)
 st.markdown(G.INTRO)
-sections = G.sections()
+records = []
+with ui.guard("Reading the stored results"):
+    records = ui.records("unroll")
+sections = G.sections(records)
 st.markdown("On this page: " + " · ".join(f"[{s.title}](#{ui.anchor(s.title)})" for s in sections))
 for s in sections:
     st.header(s.title, anchor=ui.anchor(s.title), divider="gray")

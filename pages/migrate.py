@@ -101,7 +101,8 @@ st.caption(view.caption + ". Each row's traps and what has no Keras 3 equivalent
            "**Before and after**; the downloads hold them too.")
 if not any(lv.record for lv in checks.values()) and "checks" in plans:
     ui.how_to_get(plans["checks"].command(), page="migrate", button="Run the live checks", here=True)
-ui.downloads.buttons(ui.shared(records, MV.mapping_report, checks, params),  # what `export --view migrate?...` writes too
+# what `export --view migrate?...` writes too
+ui.downloads.buttons(ui.shared(records, MV.mapping_report, checks, params, sel.shown.get("convert_verify"), s004),
                      key=P + "mapping", formats=(("csv", "CSV"), ("md", "Markdown"), ("pptx", "PowerPoint")),
                      label="Download the mapping:")
 

@@ -27,12 +27,16 @@ with ui.guard("Reading the stored results"):
         st.markdown(f"{head}:")
     lines = iter(lines)
     cols = st.columns(2)
+    said_details = set()
     for i, (q, fs) in enumerate(cards.found):
         with cols[i % 2].container(border=True):
             st.markdown(f"**{q.text}**")
             for f in fs:
                 st.markdown(O.emphasise(next(lines)))
-                st.caption(f.detail)
+                detail = O.detail_without_source(f.detail) if head else f.detail  # the machine: said above
+                if detail not in said_details:  # a configuration two findings share: said with the first
+                    said_details.add(detail)
+                    st.caption(f"At {detail}.")
                 ui.page_link(f.page, f"Show this configuration on {ui.nav.title(f.page)}", query=dict(f.query))
 
     if cards.found:  # what `python -m rnnlab export --view overview` writes
@@ -47,7 +51,7 @@ with ui.guard("Reading the stored results"):
                 ui.page_link(q.page, f"Open {ui.nav.title(q.page)}")
 
     st.header("Experiments", divider="gray")
-    st.caption("Everything rnnlab can measure. Pages not listed in the sidebar yet: use the command line.")
+    st.caption("Everything rnnlab can measure, each on its page; the command measures its quick preset.")
     pages = {p.url_path: p.title for p in ui.nav.existing()}
     ui.frame_table(pd.DataFrame(ui.shared(records, O.experiment_rows, records, pages)), max_lines=2,
                    config={"stored records": st.column_config.NumberColumn("records", help="stored records")})

@@ -8,6 +8,7 @@ import streamlit as st
 
 import ui
 from rnnlab.engine import api
+from rnnlab.present import overview as O
 from rnnlab.present import unrolling as U
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
@@ -154,8 +155,10 @@ else:
     said = list(pv.said)
     if said:
         answer.markdown(ui.findings_md(said[:2], lead="**In short.**"))
-        st.markdown(ui.findings_md(said, lead="**What these numbers say** (the Overview's findings, for this "
-                                              "configuration)."))
+        rest = O.shared_opening(said)[1][2:]  # the machine was said with "In short"; each finding once
+        if rest:
+            st.markdown(ui.findings_md(rest, lead="**More of what these numbers say** (the Overview's findings, "
+                                                  "for this configuration)."))
 
     made = list(pv.charts)
     rep = pv.report

@@ -4,6 +4,7 @@ match the screen."""
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 # metric name -> (column label with unit, how to format)
@@ -28,6 +29,7 @@ METRICS: dict[str, tuple[str, str]] = {
 }
 
 MISSING = "–"  # a value not measured, not applicable or unknown: every table, sentence and export writes this
+NOT_RUN = "not run yet"  # a table's cell for something no record holds yet (a talk deck leaves such rows out)
 
 
 def label(metric: str) -> str:
@@ -45,8 +47,8 @@ def fmt_value(value: Any, kind: str = "g") -> str:
     v = float(value)
     if kind == "int":
         return f"{int(round(v)):,}"
-    if kind == "sci":
-        return "0" if v == 0 else f"{v:.1e}"
+    if kind == "sci":  # a tiny difference in scientific notation; a figure a person reads plainly (0.6, 1.4) not
+        return "0" if v == 0 else _sig(v) if 1e-3 <= abs(v) < 1e3 else f"{v:.1e}"
     if kind == "pct":
         return f"{v * 100:.1f}%" if v >= 0.001 else f"{v * 100:.2f}%"
     if kind == "mb":
@@ -178,3 +180,14 @@ def csv_safe(value: object) -> object:
         return value
     except ValueError:
         return "'" + value
+
+
+def sentence_start(text: str) -> str:
+    """A sentence that now stands on its own ("the Keras layer builds ..." after its "On <machine>, " went to a
+    lead-in) with a capital, unless it starts with code (``static_rnn``, ``tf.function``, ``keras_cell``), which
+    keeps its case."""
+    text = text.strip()
+    first = text.split(" ", 1)[0]
+    if not text[:1].islower() or re.search(r"[_.(\[=0-9]|[a-z][A-Z]", first):
+        return text
+    return text[0].upper() + text[1:]

@@ -33,6 +33,7 @@ class TableView:
     rows: tuple[tuple[str, ...], ...]  # cells ALREADY formatted as on screen (strings)
     raw: tuple[tuple[object, ...], ...] = ()  # same shape as rows: unformatted values (numbers / None) for CSV/JSON
     provenance: Mapping[str, str] = field(default_factory=dict)  # machine, device, tf, keras, rnnlab, commit...
+    code: tuple[str, ...] = ()  # the columns whose cells are code: set monospaced, their indentation kept
 
     def __post_init__(self):
         columns = tuple(str(c) for c in self.columns)
@@ -49,6 +50,7 @@ class TableView:
         object.__setattr__(self, "rows", rows)
         object.__setattr__(self, "raw", raw)
         object.__setattr__(self, "provenance", _str_map(self.provenance))
+        object.__setattr__(self, "code", tuple(str(c) for c in self.code if str(c) in columns))
 
 
 @dataclass(frozen=True)
@@ -105,4 +107,5 @@ def without_bounds(view: TableView) -> TableView:
         return view
     pick = lambda row: tuple(row[i] for i in keep)  # noqa: E731
     return TableView(title=view.title, caption=view.caption, columns=pick(view.columns),
-                     rows=tuple(map(pick, view.rows)), raw=tuple(map(pick, view.raw)), provenance=view.provenance)
+                     rows=tuple(map(pick, view.rows)), raw=tuple(map(pick, view.raw)), provenance=view.provenance,
+                     code=view.code)

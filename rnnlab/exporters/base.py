@@ -161,7 +161,8 @@ def unique_names(stems: list[str], suffix: str) -> list[str]:
 
 _NUM = r"[+\-−±]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][+\-]?\d+)?(?:\s*(?:×|x|%|[a-zA-Zµμ/]{1,6}))?"
 # A number with an optional unit, range ("44.1–47.2") and bracketed spread ("12.3 [11.0–13.1]", "1.2 (±0.1)").
-_NUMERIC = re.compile(rf"^[~≈<>]?\s*{_NUM}(?:\s*[–-]\s*{_NUM})?(?:\s*[\[(]\s*{_NUM}(?:\s*[–,-]\s*{_NUM})?\s*[\])])?$")
+_NUMERIC = re.compile(rf"^[~≈<>]?\s*{_NUM}(?:\s*[–-]\s*{_NUM})?(?:\s*[\[(]\s*{_NUM}(?:\s*[–,-]\s*{_NUM})?\s*[\])])?"
+                      r"(?:\s*\(!\s*\d+%\))?$")  # a noisy figure's flag: "4.92 (! 14%)"
 _BLANK = {"", "-", "—", "–", "n/a", "na", "nan", "none"}
 
 

@@ -28,10 +28,12 @@ import re
 import struct
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Sequence
 
 from rnnlab.core.format import clip
 from rnnlab.core.views import ChartView, Report, TableView, without_bounds
-from rnnlab.exporters.base import Artifact, Exporter, chart_png, label, merged, numeric_columns, provenance_lines, provenance_summary, slug
+from rnnlab.exporters.base import (Artifact, Exporter, chart_png, label, merged, numeric_columns,
+                                   provenance_lines, provenance_summary, slug)
 
 # Geometry in inches (16:9 slide).
 SLIDE_W, SLIDE_H = 13.333, 7.5
@@ -63,23 +65,27 @@ FONT = "Arial"  # set on every run: its metrics are known here, and LibreOffice 
 _EM = {**dict.fromkeys(" .,:;'!|/ijlI", 0.278), **dict.fromkeys("()-[]rtf", 0.333), **dict.fromkeys("mM%", 0.86),
        **dict.fromkeys("wW—", 0.96), "×": 0.584, "–": 0.556, "µ": 0.576, "Δ": 0.668, "…": 1.0}
 SAFETY = 1.06  # widths are estimates: better a little air than a wrapped number
+MONO = "Courier New"  # code (``TableView.code``): LibreOffice maps it to metric-equal Liberation Mono, 0.6 em a character
 
 
-def text_width(text: str, pt: float, bold: bool = False) -> float:
-    """Estimated width in inches of one line of ``text`` at ``pt`` points in ``FONT`` (Arial's advance widths)."""
+def text_width(text: str, pt: float, bold: bool = False, mono: bool = False) -> float:
+    """Estimated width in inches of one line of ``text`` at ``pt`` points in ``FONT`` (Arial's advance widths), or
+    in :data:`MONO` (``mono``)."""
+    if mono:
+        return 0.6 * len(text) * pt / 72 * SAFETY
     em = sum(_EM.get(c) or (0.72 if c.isupper() else 0.556) for c in text)
     return em * pt / 72 * SAFETY * (1.08 if bold else 1.0)
 
 
-def line_count(text: str, width: float, pt: float, bold: bool = False) -> int:
+def line_count(text: str, width: float, pt: float, bold: bool = False, mono: bool = False) -> int:
     """Lines ``text`` needs in a box ``width`` inches wide, wrapping at spaces (a long word takes its own lines)."""
     width = max(width, 0.0) + 1e-6  # a column sized to its widest cell must not wrap it by a rounding error
     total = 0
     for para in str(text).split("\n"):
         lines, current = 1, 0.0
         for word in para.split(" "):
-            w = text_width(word, pt, bold)
-            space = text_width(" ", pt, bold) if current else 0.0
+            w = text_width(word, pt, bold, mono)
+            space = text_width(" ", pt, bold, mono) if current else 0.0
             if current and current + space + w > width:
                 lines, current = lines + 1, 0.0
                 space = 0.0
@@ -117,6 +123,9 @@ def _words(text: str) -> list[str]:
     return text.split() or [""]
 
 
+_WORDS = re.compile(r"[A-Za-z]{3,}")  # a word of prose, not a unit or a flag
+
+
 def plan_table(table: TableView, body_h: float, body_w: float = BODY_W) -> TablePlan:
     """Choose font, cell margins, column widths and the rows of each slide to fit ``body_w`` x ``body_h`` inches.
 
@@ -126,12 +135,19 @@ def plan_table(table: TableView, body_h: float, body_w: float = BODY_W) -> Table
     """
     cols = range(len(table.columns))
     numeric = numeric_columns(table)
-    # Widths at 1 pt; everything scales linearly with the font size.
-    cell = [max([text_width(r[j], 1) for r in table.rows] or [0.0]) for j in cols]
-    cell_word = [max([text_width(w, 1) for r in table.rows for w in _words(r[j])] or [0.0]) for j in cols]
+    mono = [c in table.code for c in table.columns]
+    # Widths at 1 pt; everything scales linearly with the font size. Code: its longest line.
+    cell = [max([max(text_width(x, 1, mono=True) for x in r[j].split("\n")) if mono[j] else text_width(r[j], 1)
+                 for r in table.rows] or [0.0]) for j in cols]
+    cell_word = [max([text_width(w, 1, mono=mono[j]) for r in table.rows for w in _words(r[j])] or [0.0])
+                 for j in cols]
+    # a number never wraps ("4.92 (! 14%)" neither); a cell of words in a column of numbers ("pass (6.0e-07) (at
+    # lstm, ...)") may
+    cell_num = [max([max(text_width(w, 1) for w in _words(r[j])) if _WORDS.search(r[j]) else text_width(r[j], 1)
+                     for r in table.rows] or [0.0]) for j in cols]
     head = [text_width(table.columns[j], 1, True) for j in cols]
     head_word = [max(text_width(w, 1, True) for w in _words(table.columns[j])) for j in cols]
-    least = [max(head_word[j], cell[j] if numeric[j] else cell_word[j]) for j in cols]
+    least = [max(head_word[j], cell_num[j] if numeric[j] else cell_word[j]) for j in cols]
     most = [max(head[j], cell[j]) for j in cols]
 
     def widths_at(pt: int, pad: float) -> tuple[list[float], bool]:
@@ -165,13 +181,48 @@ def plan_table(table: TableView, body_h: float, body_w: float = BODY_W) -> Table
         widths, _ = widths_at(pt, pad)
         header_h = _row_height(max([line_count(table.columns[j], widths[j] - pad, pt, True) for j in cols] or [1]),
                                pt)
-        row_h = [_row_height(max([line_count(r[j], widths[j] - pad, pt) for j in cols] or [1]), pt)
+        row_h = [_row_height(max([line_count(r[j], widths[j] - pad, pt, mono=mono[j]) for j in cols] or [1]), pt)
                  for r in table.rows]
         pages = paginate(row_h, max(body_h - header_h, max(row_h or [0.0])))
         plan = TablePlan(pt, pad, tuple(widths), header_h, tuple(row_h), tuple(pages), fits)
         if best is None or len(plan.pages) < len(best.pages):
             best = plan
     return best
+
+
+def column_groups(table: TableView, body_w: float = BODY_W) -> list[list[int]]:
+    """Column indices in consecutive groups whose unbreakable widths (longest number, longest word, at
+    :data:`ROW_FONT_MIN` pt with narrow margins) fit ``body_w``; each group after the first starts with column 0
+    again. One group when the table fits as it is."""
+    if plan_table(table, SLIDE_H).fits or len(table.columns) < 3:
+        return [list(range(len(table.columns)))]
+    numeric = numeric_columns(table)
+    mono = [c in table.code for c in table.columns]
+
+    def least(j: int) -> float:
+        words = [text_width(w, ROW_FONT_MIN, True) for w in _words(table.columns[j])]
+        for r in table.rows:
+            words += ([text_width(r[j], ROW_FONT_MIN)] if numeric[j] and not _WORDS.search(r[j]) else
+                      [text_width(w, ROW_FONT_MIN, mono=mono[j]) for w in _words(r[j])])
+        return min(max(words) + PAD_X / 2, MAX_COL)
+
+    first = least(0)
+    groups, current, used = [], [0], first
+    for j in range(1, len(table.columns)):
+        w = least(j)
+        if len(current) > 1 and used + w > body_w:
+            groups.append(current)
+            current, used = [0], first
+        current.append(j)
+        used += w
+    groups.append(current)
+    return groups
+
+
+def _columns(table: TableView, idx: Sequence[int], suffix: str) -> TableView:
+    take = lambda row: tuple(row[j] for j in idx)  # noqa: E731
+    return replace(table, title=table.title + suffix, columns=take(table.columns), rows=tuple(map(take, table.rows)),
+                   raw=tuple(map(take, table.raw)) if table.raw else ())
 
 
 def paginate(heights: list[float], capacity: float) -> list[tuple[int, int]]:
@@ -208,16 +259,33 @@ def paginate(heights: list[float], capacity: float) -> list[tuple[int, int]]:
 
 # ---------------------------------------------------------------------------------------------------- the deck
 
-def _slide_sized(chart: ChartView, size: tuple[int, int] = CHART_SIZE) -> ChartView:
+def _slide_sized(chart: ChartView, size: tuple[int, int] = CHART_SIZE, *, box: bool = False) -> ChartView:
     """A single or layered view without its own size gets a slide-shaped one (Altair's default is 300 x 300,
     or a band per category, which leaves a narrow strip in the middle of a 16:9 slide). The app stretches charts
-    to its container, so this is closer to what the screen shows. Explicit sizes, facets and concats are kept."""
+    to its container, so this is closer to what the screen shows. Explicit sizes, facets and concats are kept,
+    except a single view's width drawn into a ``box`` beside a table (a page's 520 px chart shrunk into half a
+    slide would set its labels at 7 pt)."""
     spec = dict(chart.spec)
     if not any(k in spec for k in ("mark", "layer")) or any(k in spec for k in ("facet", "repeat")):
         return chart
     for key, px in zip(("width", "height"), size):
-        if spec.get(key, "container") == "container":  # "container" means nothing outside a browser
+        if spec.get(key, "container") == "container" or (box and key == "width"):  # "container": no browser here
             spec[key] = px
+    return replace(chart, spec=spec)
+
+
+# A slide's chart fonts (CSS px): Vega-Lite's defaults (10-11 px) read as 7 pt once a chart is fitted to its box.
+SLIDE_FONTS = {"axis": {"labelFontSize": 13, "titleFontSize": 14}, "legend": {"labelFontSize": 13, "titleFontSize": 13},
+               "header": {"labelFontSize": 14, "titleFontSize": 14}, "title": {"fontSize": 16}}
+
+
+def _slide_fonts(chart: ChartView) -> ChartView:
+    """``chart`` with :data:`SLIDE_FONTS` over its own config (a size the chart sets on one axis or mark stays)."""
+    spec = dict(chart.spec)
+    config = dict(spec.get("config") or {})
+    for key, sizes in SLIDE_FONTS.items():
+        config[key] = {**(config.get(key) or {}), **sizes}
+    spec["config"] = config
     return replace(chart, spec=spec)
 
 
@@ -266,7 +334,7 @@ class PptxExporter(Exporter):
         for chart in rest:
             slides.append((self._chart_slide(deck, chart), merged(report, chart)))
         for k, (slide, prov) in enumerate(slides, 1):
-            self._footer(slide, prov, k, len(slides))
+            self._footer(slide, prov, k, len(slides), summary=k > 1)  # the title slide says it in its facts
         buf = io.BytesIO()
         deck.save(buf)
         return [Artifact(slug(report.title, "report") + self.suffix, buf.getvalue())]
@@ -275,7 +343,6 @@ class PptxExporter(Exporter):
 
     def _title_slide(self, deck, report: Report):
         """Title, subtitle and what/where/when, stacked by their estimated heights and centred vertically."""
-        slide = _blank(deck)
         p = report.provenance
         facts = []
         where = " · ".join(v for v in (p.get("machine"), p.get("device")) if v)
@@ -298,12 +365,20 @@ class PptxExporter(Exporter):
         heights = [sum(line_count(line, BODY_W - 0.2, pt, bold) for line in text.split("\n")) * pt * LINE * sp / 72
                    + 0.1 for text, pt, bold, _, sp, _ in blocks]
         top = max(0.6, (FOOTER_TOP - sum(heights) - sum(b[-1] for b in blocks)) / 2)
-        for (text, pt, bold, color, sp, gap), h in zip(blocks, heights):
+        slide = _titled(deck, report.title, title_pt, top=top, height=heights[0], anchor="top")
+        top += heights[0] + blocks[0][-1]
+        for (text, pt, bold, color, sp, gap), h in zip(blocks[1:], heights[1:]):
             _text(slide, SLIDE_MARGIN, top, BODY_W, h, text, pt, bold=bold, color=color, spacing=sp if sp != 1.0 else None)
             top += h + gap
         return slide
 
     def _table_slides(self, deck, table: TableView) -> list:
+        """The table's slides; a table too wide for one slide even at the smallest font goes on in column groups
+        (each starting with the row's name), so no word or number is broken to squeeze it."""
+        groups = column_groups(table)
+        if len(groups) > 1:
+            return [s for k, idx in enumerate(groups, 1)
+                    for s in self._table_slides(deck, _columns(table, idx, f" (columns {k} of {len(groups)})"))]
         n = len(table.rows)
         longest_caption = table.caption + (f" (rows {n}–{n} of {n})" if n > 1 else "")
         body_top = self._body_top(longest_caption)
@@ -311,18 +386,16 @@ class PptxExporter(Exporter):
         numeric = numeric_columns(table)
         slides = []
         for page, (start, stop) in enumerate(plan.pages):
-            slide = _blank(deck)
             split = len(plan.pages) > 1
             title = table.title + (" (cont.)" if page else "")
             caption = table.caption + (f" (rows {start + 1}–{stop} of {n})" if split else "")
-            self._heading(slide, title, caption)
+            slide, _ = self._heading(deck, title, caption)
             self._table(slide, table, plan, start, stop, numeric, body_top)
             slides.append(slide)
         return slides
 
     def _chart_slide(self, deck, chart: ChartView):
-        slide = _blank(deck)
-        body_top = self._heading(slide, chart.title, chart.caption)
+        slide, body_top = self._heading(deck, chart.title, chart.caption)
         _picture(slide, chart, SLIDE_MARGIN, body_top, BODY_W, BODY_BOTTOM - body_top)
         return slide
 
@@ -333,7 +406,7 @@ class PptxExporter(Exporter):
         caption = ((report.takeaway_note + ": what" if report.takeaway_note else "What") +
                    " these numbers say; where a ratio has an interval, it is in brackets")
         top = self._body_top(caption)
-        width, room = BODY_W - 0.6, BODY_BOTTOM - top
+        width, room = BODY_W - 0.4 - BULLET_INDENT, BODY_BOTTOM - top
 
         def height(items, pt):
             return sum(line_count(t, width, pt) * pt * LINE / 72 + pt * 0.6 / 72 for t in items) + 0.1
@@ -351,11 +424,11 @@ class PptxExporter(Exporter):
             chunks.append(current)
         slides = []
         for k, chunk in enumerate(chunks):
-            slide = _blank(deck)
-            self._heading(slide, "Takeaways" + (" (cont.)" if k else ""), caption)
-            box = _text(slide, SLIDE_MARGIN + 0.2, top, width + 0.2, room, "\n".join(f"•  {t}" for t in chunk), pt)
+            slide, _ = self._heading(deck, "Takeaways" + (" (cont.)" if k else ""), caption)
+            box = _text(slide, SLIDE_MARGIN + 0.2, top, width + 0.2, room, "\n".join(chunk), pt)
             for para in box.text_frame.paragraphs:
                 para.space_after = _pt(pt * 0.6)
+                _bullet(para, BULLET_INDENT)
             slides.append(slide)
         return slides
 
@@ -368,8 +441,7 @@ class PptxExporter(Exporter):
         plan = plan_table(table, body_h, BESIDE * BODY_W)
         if not plan.fits or len(plan.pages) > 1 or plan.font < ROW_FONT_MIN or not n:
             return None
-        slide = _blank(deck)
-        self._heading(slide, table.title, table.caption)
+        slide, _ = self._heading(deck, table.title, table.caption)
         numeric = numeric_columns(table)
         self._table(slide, table, plan, 0, n, numeric, body_top, left=SLIDE_MARGIN)
         x = SLIDE_MARGIN + plan.width + GUTTER
@@ -377,7 +449,7 @@ class PptxExporter(Exporter):
         label_h = line_count(chart.title, w - 0.2, CAPTION_PT, True) * CAPTION_PT * LINE / 72 + 0.1
         _text(slide, x, body_top, w, label_h, chart.title, CAPTION_PT, bold=True, color=_GREY)
         _picture(slide, chart, x, body_top + label_h, w, body_h - label_h,
-                 size=(max(360, int(w / BODY_W * CHART_SIZE[0])), CHART_SIZE[1]))
+                 size=(max(360, int(w / BODY_W * CHART_SIZE[0])), CHART_SIZE[1]), box=True)
         if chart.caption and chart.caption != table.caption:
             slide.notes_slide.notes_text_frame.text = f"{chart.title}: {chart.caption}"
         return slide
@@ -391,14 +463,15 @@ class PptxExporter(Exporter):
     def _body_top(self, caption: str) -> float:
         return TITLE_TOP + TITLE_H + self._caption_h(caption) + 0.2
 
-    def _heading(self, slide, title: str, caption: str) -> float:
-        """Title and caption; returns where the body starts (inches from the top)."""
+    def _heading(self, deck, title: str, caption: str):
+        """A new slide with its title (in the title placeholder) and caption; returns it and where the body starts
+        (inches from the top)."""
         pt = TITLE_PT if line_count(title, BODY_W - 0.2, TITLE_PT, True) == 1 else 22
-        _text(slide, SLIDE_MARGIN, TITLE_TOP, BODY_W, TITLE_H, title, pt, bold=True, color=_DARK, anchor="bottom")
+        slide = _titled(deck, title, pt)
         if caption:
             _text(slide, SLIDE_MARGIN, TITLE_TOP + TITLE_H, BODY_W, self._caption_h(caption), caption, CAPTION_PT,
                   color=_GREY)
-        return self._body_top(caption)
+        return slide, self._body_top(caption)
 
     @staticmethod
     def _table(slide, table: TableView, plan: TablePlan, start: int, stop: int, numeric: list[bool], top: float,
@@ -426,12 +499,14 @@ class PptxExporter(Exporter):
                 for para in cell.text_frame.paragraphs:
                     para.alignment = PP_ALIGN.RIGHT if numeric[j] else PP_ALIGN.LEFT
                     for run in para.runs:
-                        run.font.name, run.font.size, run.font.bold = FONT, Pt(plan.font), i == 0
+                        run.font.name = MONO if i and table.columns[j] in table.code else FONT
+                        run.font.size, run.font.bold = Pt(plan.font), i == 0
 
     @staticmethod
-    def _footer(slide, prov: dict, k: int, n: int):
-        _text(slide, SLIDE_MARGIN, FOOTER_TOP, BODY_W - 0.9, FOOTER_H, provenance_summary(prov), FOOTER_PT, color=_LIGHT,
-              anchor="bottom")
+    def _footer(slide, prov: dict, k: int, n: int, summary: bool = True):
+        if summary:
+            _text(slide, SLIDE_MARGIN, FOOTER_TOP, BODY_W - 0.9, FOOTER_H, provenance_summary(prov), FOOTER_PT,
+                  color=_LIGHT, anchor="bottom")
         _text(slide, SLIDE_W - SLIDE_MARGIN - 0.8, FOOTER_TOP, 0.8, FOOTER_H, f"{k} / {n}", FOOTER_PT, color=_LIGHT,
               align="right", anchor="bottom")
         slide.notes_slide.notes_text_frame.text = "\n".join(["Provenance"] + provenance_lines(prov))
@@ -453,11 +528,11 @@ class PptxExporter(Exporter):
 
 
 def _picture(slide, chart: ChartView, left: float, top: float, width: float, height: float, *,
-             size: tuple[int, int] = CHART_SIZE):
+             size: tuple[int, int] = CHART_SIZE, box: bool = False):
     """The chart as a PNG, fitted into the box (not enlarged past ``MAX_UPSCALE``), centred across it."""
     from pptx.util import Inches
 
-    png = chart_png(_slide_sized(chart, size), scale=2)
+    png = chart_png(_slide_fonts(_slide_sized(chart, size, box=box)), scale=2)
     px_w, px_h = _png_size(png)
     natural_w, natural_h = px_w / 2 / 96, px_h / 2 / 96  # CSS pixels at 96 per inch
     fit = min(width / natural_w, height / natural_h, MAX_UPSCALE)
@@ -481,18 +556,54 @@ def _keep_numbers_whole(text: str) -> str:
     return _RANGE.sub(lambda m: WORD_JOINER + m.group(1) + WORD_JOINER, text)
 
 
-def _blank(deck):
-    return deck.slides.add_slide(deck.slide_layouts[6])  # "Blank" in the default template
+BULLET_INDENT = 0.35  # inches: a takeaway's text hangs this far right of its bullet
+
+
+def _titled(deck, title: str, pt: float, *, top: float = TITLE_TOP, height: float = TITLE_H, anchor: str = "bottom"):
+    """A slide of the default template's "Title Only" layout, ``title`` in its title placeholder (what an outline
+    view and an accessibility checker read as the slide's title), placed and styled like the rest of the deck."""
+    from pptx.util import Inches
+
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    shape = slide.shapes.title
+    shape.left, shape.top, shape.width, shape.height = (Inches(SLIDE_MARGIN), Inches(top), Inches(BODY_W),
+                                                        Inches(height))
+    _fill(shape.text_frame, title, pt, bold=True, color=_DARK, anchor=anchor)
+    return slide
+
+
+def _bullet(para, indent: float) -> None:
+    """A real bullet: the paragraph's own bullet character with a hanging indent (text wraps under text, not under
+    the bullet), which python-pptx has no API for."""
+    from pptx.oxml.ns import qn
+    from pptx.util import Inches
+
+    p_pr = para._p.get_or_add_pPr()
+    p_pr.set("marL", str(Inches(indent)))
+    p_pr.set("indent", str(-Inches(indent)))
+    for tag in ("a:buNone", "a:buAutoNum", "a:buChar", "a:buFont"):
+        for old in p_pr.findall(qn(tag)):
+            p_pr.remove(old)
+    font = p_pr.makeelement(qn("a:buFont"), {"typeface": FONT})
+    char = p_pr.makeelement(qn("a:buChar"), {"char": "•"})
+    p_pr.append(font)
+    p_pr.append(char)
 
 
 def _text(slide, left, top, width, height, text, pt, *, bold=False, color=_DARK, align="left", anchor="top",
           spacing=None):
+    from pptx.util import Inches
+
+    box = slide.shapes.add_textbox(Inches(left), Inches(top), Inches(width), Inches(height))
+    _fill(box.text_frame, text, pt, bold=bold, color=color, align=align, anchor=anchor, spacing=spacing)
+    return box
+
+
+def _fill(frame, text, pt, *, bold=False, color=_DARK, align="left", anchor="top", spacing=None):
     from pptx.dml.color import RGBColor
     from pptx.enum.text import MSO_ANCHOR, MSO_AUTO_SIZE, PP_ALIGN
     from pptx.util import Inches, Pt
 
-    box = slide.shapes.add_textbox(Inches(left), Inches(top), Inches(width), Inches(height))
-    frame = box.text_frame
     frame.word_wrap = True
     frame.auto_size = MSO_AUTO_SIZE.NONE
     frame.margin_left = frame.margin_right = Inches(0.1)
@@ -508,4 +619,3 @@ def _text(slide, left, top, width, height, text, pt, *, bold=False, color=_DARK,
             run.font.size = Pt(pt)
             run.font.bold = bold
             run.font.color.rgb = RGBColor(*color)
-    return box

@@ -35,6 +35,8 @@ RATIOS = (("forward vs ", "forward (ms)"), ("train vs ", "train step (ms)"), ("b
           ("memory vs ", "peak memory (MB)"))
 _BLANK = {"", fmt.MISSING}  # nothing in the cell, or nothing measured
 _KEEP_IF_ANY = ("measured on", "check", "error")  # shown by default only when some row has something in them
+FIGURES = ("measured",)  # a column of sentences that carries the measured figures (Claims): kept before other prose
+MAX_PROSE = 2  # columns of sentences or code a slide's table shows at most
 
 # page -> (module under rnnlab.present, what the page is); every module defines ``view(records, query, env=None)``
 PAGES = {"unrolling": "static vs dynamic unrolling", "varlen": "variable-length sequences",
@@ -57,10 +59,26 @@ def _bools(table: TableView, j: int) -> bool:
     return bool(cells) and all(isinstance(v, bool) and c.strip().lower() in _BOOL_TEXT for c, v in cells)
 
 
+def _not_run(row: Sequence[str]) -> bool:
+    """A row that only says nothing was run for it: its name, then nothing but "not run yet" and blanks."""
+    rest = [c.strip() for c in row[1:]]
+    return fmt.NOT_RUN in rest and all(c in _BLANK or c == fmt.NOT_RUN for c in rest)
+
+
 def screen(table: TableView) -> TableView:
     """What a slide may show of ``table``: its screen columns (no raw interval columns), booleans as yes/no
-    (``core.format``), no column with nothing in it."""
+    (``core.format``), no column with nothing in it; no row that only says it was not run yet, and a "not run yet"
+    cell (beside a row's own text: a mapping not checked live) as ``MISSING``, which the caption explains."""
     table = without_bounds(table)
+    drop = [i for i, row in enumerate(table.rows) if _not_run(row)]
+    kept = [i for i in range(len(table.rows)) if i not in drop]
+    blanked = any(c.strip() == fmt.NOT_RUN for i in kept for c in table.rows[i])
+    if drop or blanked:
+        notes = ([f"{len(drop)} of {len(table.rows)} rows not measured yet are left out"] if drop else []) + \
+                ([f"{fmt.MISSING}: not measured yet"] if blanked else [])
+        rows = tuple(tuple(fmt.MISSING if c.strip() == fmt.NOT_RUN else c for c in table.rows[i]) for i in kept)
+        table = replace(table, rows=rows, raw=tuple(table.raw[i] for i in kept) if table.raw else (),
+                        caption="; ".join([table.caption] * bool(table.caption) + notes))
     keep = [j for j in range(len(table.columns)) if not _empty(table, j)]
     yes_no = {j for j in keep if table.raw and _bools(table, j)}
     rows = tuple(tuple(fmt.fmt_value(raw[j]) if j in yes_no else row[j] for j in keep)
@@ -97,13 +115,11 @@ def default_columns(table: TableView) -> list[str]:
             out += [c for c in (metric, ratio) if c in cols]
             out += [c for c in ("check", "error") if c in cols]
             return out[:MAX_COLUMNS]
-    out, prose = [], 0
-    for j, c in enumerate(cols):
-        if _long(table, j):
-            if prose >= 2:
-                continue
-            prose += 1
-        out.append(c)
+    long = {j for j in range(len(cols)) if _long(table, j)}
+    figures = {j for j in long if cols[j] in FIGURES}  # the measured figures first, then other prose in order
+    prose = sorted(figures) + [j for j in sorted(long) if j not in figures]
+    keep = set(prose[:MAX_PROSE]) | {0}
+    out = [c for j, c in enumerate(cols) if j not in long or j in keep]
     return out[:MAX_COLUMNS]
 
 
@@ -170,9 +186,26 @@ def talk(report: Report, columns: Sequence[str] | None = None) -> Report:
     from rnnlab.present.overview import shared_opening
 
     opener, lines = shared_opening([plain(t) for t in report.takeaways])  # whose machine, said once
-    return replace(report, tables=tuple(pick(t, columns) for t in report.tables), pairs=pairs(report),
-                   takeaways=tuple(lines),
-                   takeaway_note=opener)
+    return replace(report, subtitle=short_subtitle(report), tables=tuple(pick(t, columns) for t in report.tables),
+                   pairs=pairs(report), takeaways=tuple(lines), takeaway_note=opener)
+
+
+# what a title slide's facts already say (machine, source, versions, dates) or what belongs on a table's slide
+_SAID_ELSEWHERE = re.compile(r"\b(bundled|measured here|imported|TensorFlow \d|Keras \d|exported|\d{4}-\d\d-\d\d|"
+                             r"median of|warm-up|interval|rounds?\b|busy machine)", re.I)
+
+
+SUBTITLE_MAX = 160  # characters: two lines of a title slide
+
+
+def short_subtitle(report: Report) -> str:
+    """The title slide's subtitle: what the page measured, said once. The page's subtitle without the
+    configuration the title already names, the machine, versions and dates the title slide's facts give, and the
+    method, which the table's slide carries in its caption."""
+    title = report.title.lower()
+    kept = "; ".join(c.strip() for c in re.split(r";\s+", report.subtitle or "")
+                     if c.strip() and c.strip().lower() not in title and not _SAID_ELSEWHERE.search(c))
+    return kept if len(kept) <= SUBTITLE_MAX else ""  # longer: a method, which the table's caption says
 
 
 def plain(text: str) -> str:

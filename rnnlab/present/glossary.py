@@ -10,6 +10,7 @@ out, and every page links to it from the sidebar.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Sequence
 
 from rnnlab import experiments
 from rnnlab.core import format as fmt
@@ -51,8 +52,7 @@ def seed_entries() -> tuple[Entry, ...]:
                                     f"{fmt.fmt_params(seeds.SEED_000)}); the **Seed** buttons and the `seed` preset "
                                     "set them. *Quick* is a small configuration for a first look."),
     ]
-    out += [Entry(f"seed {n}", seeds.SEED_TITLES.get(n, f)[:1].upper() + seeds.SEED_TITLES.get(n, f)[1:] + ".")
-            for n, f in seeds.SEED_FILES.items()]
+    out += [Entry(f"seed {n}", _sentence(seeds.SEED_TITLES.get(n, f))) for n, f in seeds.SEED_FILES.items()]
     return tuple(out)
 
 
@@ -85,8 +85,28 @@ def other_variant_entries() -> tuple[Entry, ...]:
     return tuple(out)
 
 
-def measure_entries() -> tuple[Entry, ...]:
-    """Column labels and what they measure (the labels are ``core.format``'s)."""
+def _sentence(text: str) -> str:
+    """A title as a sentence: a capital first, a full stop last unless it ends with its own mark ("...?")."""
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith(("?", "!", ".")) else ".")
+
+
+def roofline_range(records: Sequence[Any] = ()) -> str:
+    """What share of the matmul peak the stored unroll records reach, "from 19% to 57%", derived from them; ""
+    when none carries it."""
+    shares = [r.metrics["roofline_frac"] for r in records
+              if getattr(r, "experiment", None) == "unroll" and r.ok and r.metrics.get("roofline_frac") is not None]
+    if not shares:
+        return ""
+    lo, hi = min(shares), max(shares)
+    return f"{fmt.fmt_percent(lo)}" if fmt.fmt_percent(lo) == fmt.fmt_percent(hi) else \
+        f"from {fmt.fmt_percent(lo)} to {fmt.fmt_percent(hi)}"
+
+
+def measure_entries(records: Sequence[Any] = ()) -> tuple[Entry, ...]:
+    """Column labels and what they measure (the labels are ``core.format``'s); ``records``: what the roofline entry
+    quotes as the share the stored unroll records reach."""
+    reach = roofline_range(records)
     L = fmt.label
     return (
         Entry(L("build_s"), "Building the forward graph (TF1) or tracing the function (TF2, Keras), without running "
@@ -103,7 +123,8 @@ def measure_entries() -> tuple[Entry, ...]:
         Entry(f"{L('gflops')}, roofline, {L('roofline_frac')}",
               "Achieved GFLOP/s is the forward pass's counted floating-point operations over its time. The "
               "**roofline** is this machine's matrix-multiply rate, measured once by a probe: *of matmul peak* is "
-              "the achieved rate as a share of it (small RNN steps reach a few percent)."),
+              "the achieved rate as a share of it" + (f" (the stored unroll records reach {reach} of it)." if reach
+                                                      else ".")),
         Entry("zofm", "`zero_output_for_mask`, a Keras RNN layer argument. Keras' default `False` repeats the last "
                       "real output past each row's length; `True` writes zeros there, as TF1's `dynamic_rnn` with "
                       "`sequence_length` does. The *zofm=True* column counts the checks the same layer passes with "
@@ -134,13 +155,14 @@ def notation_entries() -> tuple[Entry, ...]:
     )
 
 
-def sections() -> tuple[Section, ...]:
+def sections(records: Sequence[Any] = ()) -> tuple[Section, ...]:
+    """The Glossary's sections; ``records`` (the page's: stored and bundled) give the figures an entry quotes."""
     return (
         Section("Seeds", seed_entries()),
         Section("Unrolling variants", unroll_variant_entries(),
                 note="The names are stable: the CLI, shared links and stored records use them."),
         Section("Other experiments' variants", other_variant_entries()),
-        Section("Measures and columns", measure_entries()),
+        Section("Measures and columns", measure_entries(records)),
         Section("Notation, verdicts and sources", notation_entries()),
     )
 

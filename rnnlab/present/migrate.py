@@ -122,7 +122,7 @@ def live(records: Sequence[Record], params: Mapping[str, Any], variants: Sequenc
 def verdict(rec: Record | None, *, exact: bool = True) -> str:
     """"pass (1.2e-07)" (the max abs diff) / "FAIL (...)" / "worker failed: ..." / "not run yet"."""
     if rec is None:
-        return "not run yet"
+        return fmt.NOT_RUN
     if not rec.ok:
         return f"worker failed: {rec.error}"
     m = rec.metrics
@@ -153,7 +153,8 @@ def mapping_table(checks: Mapping[str, Live], params: Mapping[str, Any] | None =
                               f"and inputs, max abs difference of outputs and final states against {ATOL:g}; "
                               + (seen_on(recs) if recs else "no check stored yet")),
                      columns=("TF1 construct", "Keras 3 code", "traps", "no Keras 3 equivalent", "checked live"),
-                     rows=tuple(rows), raw=tuple(raw), provenance=provenance(recs))
+                     rows=tuple(rows), raw=tuple(raw), provenance=provenance(recs),
+                     code=("Keras 3 code",))
 
 
 _CASES = {"full": "max |diff|, full lengths", "sequence_length": "max |diff|, with sequence_length",
@@ -215,7 +216,7 @@ def check_headline(rec: Record, *, exact: bool = True) -> str:
     passed = bool(rec.metrics.get("passed"))
     return (f"Checked live {where([rec])}: {'passed' if passed else 'FAILED'}; max abs diff of outputs and final "
             f"states {rec.metrics.get('max_abs_diff', float('nan')):.1e}, tolerance {ATOL:g}"
-            + ("" if exact else " (stored at other sizes than chosen above)"))
+            + ("" if exact else f" (measured at {_short_params(rec.params)}, not at the sizes chosen)"))
 
 
 def demo_headline(rec: Record) -> str:
@@ -256,10 +257,10 @@ def describe_spec(spec: Mapping[str, Any]) -> str:
 
 SCENARIOS = {
     "keras3_RNN_of_tf1_LSTMCell": "keras.layers.RNN(TF1 LSTMCell)(x), eager",
-    "keras3_RNN_of_tf1_LSTMCell_functional": "the same in a functional keras.Model",
-    "keras3_RNN_of_tf1_LSTMCell_initial_state": "the same with initial_state given",
-    "seed_verbatim_default_env": "the seed's imports (tf.keras), default install",
-    "seed_verbatim_legacy_env": "the seed's imports (tf.keras), TF_USE_LEGACY_KERAS=1",
+    "keras3_RNN_of_tf1_LSTMCell_functional": "The same in a functional keras.Model",
+    "keras3_RNN_of_tf1_LSTMCell_initial_state": "The same with initial_state given",
+    "seed_verbatim_default_env": "The seed's imports (tf.keras), default install",
+    "seed_verbatim_legacy_env": "The seed's imports (tf.keras), TF_USE_LEGACY_KERAS=1",
 }
 
 
@@ -367,6 +368,7 @@ def cudnn_question(choice: Mapping[str, str]) -> dict:
     settings["gpu"] = _b(c["gpu"])
     res = cudnn.explain(layer, **settings)
     res["settings"] = settings
+    res["notes"] = [fmt.sentence_start(n) for n in res.get("notes") or []]  # each note a caption of its own
     return res
 
 
@@ -702,20 +704,29 @@ def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, 
         raise refused("migrate", d.problems[0] if d.problems else bad[0])
     params = preset_params(d.extra.get("preset", "quick"), d.values["cell"], d.values["layers"])
     recs = [r for r in records if r.experiment == EXP]
-    checks, _, _ = selection(recs, params, env)
-    return mapping_report(checks, params)
+    checks, sel, s004 = selection(recs, params, env)
+    return mapping_report(checks, params, sel.shown.get("convert_verify"), s004)
 
 
-def mapping_report(checks: Mapping[str, Live], params: Mapping[str, Any]) -> Report:
-    """The mapping with its live checks, each check's headline a takeaway: the page's download and :func:`view`."""
+def mapping_report(checks: Mapping[str, Live], params: Mapping[str, Any], demo: Record | None = None,
+                   s004: Record | None = None) -> Report:
+    """The mapping with its live checks, then the converter's result (``demo``) and seed 004's construct
+    (``s004``) when stored; the page's answer and each check's headline are the takeaways: the page's download
+    and :func:`view`."""
     from rnnlab.present.report import page_report
 
     table = mapping_table(checks, params)
     used = [lv.record for lv in checks.values() if lv.record is not None]
-    said = [f"{r.tf1.split('(')[0]}: {check_headline(checks[r.variant].record, exact=checks[r.variant].exact)}."
-            for r in mapping.ROWS if r.variant in checks and checks[r.variant].record is not None
-            and checks[r.variant].record.ok]
-    rep = page_report("rnnlab: TF1 to Keras 3 mapping", table.caption, used, [table])
+    said = answer_lines(checks, demo, s004)
+    said += [f"{r.tf1.split('(')[0]}: {check_headline(checks[r.variant].record, exact=checks[r.variant].exact)}."
+             for r in mapping.ROWS if r.variant in checks and checks[r.variant].record is not None
+             and checks[r.variant].record.ok]
+    tables = [table]
+    for rec, make in ((demo, demo_table), (s004, seed004_table)):
+        if rec is not None and rec.ok:
+            tables.append(make(rec))
+            used.append(rec)
+    rep = page_report("rnnlab: TF1 to Keras 3 mapping", table.caption, used, tables)
     return Report(rep.title, rep.subtitle, rep.tables, rep.charts, rep.provenance, takeaways=tuple(said))
 
 
@@ -723,6 +734,11 @@ def answer(checks: Mapping[str, Any], demo: Record | None, s004: Record | None) 
     """The page's answer first, in two or three sentences from the records: how many TF1 constructs matched their
     Keras 3 replacement live (and on whose machine), whether the converter round trip passed, and what seed 004's
     construct does; "" when nothing is stored."""
+    return " ".join(answer_lines(checks, demo, s004))
+
+
+def answer_lines(checks: Mapping[str, Any], demo: Record | None, s004: Record | None) -> list[str]:
+    """:func:`answer`'s sentences, one a line (a talk deck's takeaways)."""
     recs = [lv.record for lv in checks.values() if lv.record is not None and lv.record.ok]
     said = []
     if recs:
@@ -730,7 +746,7 @@ def answer(checks: Mapping[str, Any], demo: Record | None, s004: Record | None) 
         left = len(checks) - len(recs)
         said.append(f"Checked live {where(recs)}: **{n_pass} of {len(recs)}** TF1 constructs give the same outputs "
                     f"and final states as their Keras 3 replacement (within {ATOL:g})"
-                    + (f"; {left} not run yet at these sizes." if left else "."))
+                    + (f"; the other {left} are not stored at these sizes." if left else "."))
     if demo is not None and demo.ok:
         ok = bool(demo.metrics.get("passed"))
         said.append(f"A TF1 checkpoint converted to a .keras file {'matches' if ok else 'does NOT match'} its TF1 "
@@ -740,4 +756,4 @@ def answer(checks: Mapping[str, Any], demo: Record | None, s004: Record | None) 
         why = sentences[1] if len(sentences) > 1 else sentences[0]
         said.append(f"Seed 004's \"cuDNN-based\" construct is not what it says: "
                     f"{why.removeprefix('It is not: ').rstrip('.')}.")
-    return " ".join(said)
+    return said

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from rnnlab import experiments
+from rnnlab.core import format as fmt
 from rnnlab.core import wording
 from rnnlab.core.record import Record
 from rnnlab.engine import api
@@ -81,7 +82,20 @@ def view(records: Sequence[Record], query, env=None):
     said = tuple(f.headline for _, fs in found for f in fs)
     rep = page_report(TITLE, "the findings, each from the configuration the headline rule picks", list(records),
                       [table])
-    return Report(rep.title, rep.subtitle, rep.tables, rep.charts, rep.provenance, takeaways=said)
+    return Report(rep.title, rep.subtitle, rep.tables, headline_charts(records, env), rep.provenance,
+                  takeaways=said)
+
+
+def headline_charts(records: Sequence[Record], env=None) -> tuple:
+    """The chart behind the first finding: the Unrolling page's default view's first chart (forward step time of
+    every variant), when its records are stored."""
+    from rnnlab.core.errors import RnnlabError
+    from rnnlab.present import unrolling
+
+    try:
+        return unrolling.view(records, {}, env=env).charts[:1]
+    except RnnlabError:
+        return ()
 
 
 def _opener(line: str) -> str | None:
@@ -103,4 +117,12 @@ def shared_opening(lines: Sequence[str]) -> tuple[str, list[str]]:
     if len(lines) < 2 or len(heads) != 1 or None in heads:
         return "", list(lines)
     head = heads.pop()
-    return head, [x[len(head) + 2:] for x in lines]
+    return head, [fmt.sentence_start(x[len(head) + 2:]) for x in lines]
+
+
+def detail_without_source(detail: str) -> str:
+    """A finding's detail without its last clause, the source ("configuration; ...; bundled results (not measured
+    here) from ..."): for a list whose machine is said once above it."""
+    return detail.rsplit("; ", 1)[0] if "; " in detail else detail
+
+

@@ -183,7 +183,7 @@ def facts(rec: Record) -> TableView | None:
         return None
     caption = source_note([rec])
     if rec.variant in SHARING:
-        caption = f"sub-case input_dim == units = {rec.params.get('units')} (the shared stack builds there); " + caption
+        caption = f"Sub-case input_dim == units = {rec.params.get('units')} (the shared stack builds there); " + caption
     return TableView(title=f"{title(rec.variant)} ({sizes_note(rec.params)}): measured", caption=caption,
                      columns=("measure", "wrong code", "right code"), rows=tuple(rows), raw=tuple(raw),
                      provenance=provenance([rec]))
@@ -259,6 +259,14 @@ def variations(rec: Record) -> list[dict]:
     return out
 
 
+def code_table(variant: str) -> TableView:
+    """The pitfall's wrong and right code side by side (one row), set as code on a slide."""
+    spec = PITFALLS[variant]
+    return TableView(title=f"{title(variant)}: the code", caption=spec.get("given", ""),
+                     columns=("wrong", "right"), rows=((spec["wrong_code"].strip("\n"), spec["right_code"].strip("\n")),),
+                     raw=((spec["wrong_code"], spec["right_code"]),), code=("wrong", "right"))
+
+
 def sharing_matrix(records: Iterable[Record], variants: Sequence[str] = SHARING_TF1) -> TableView | None:
     """One row per cell x input_dim sub-case x construct, from every stored sharing record given (one per cell and
     variant; the caller picks them at one set of sizes)."""
@@ -279,7 +287,7 @@ def sharing_matrix(records: Iterable[Record], variants: Sequence[str] = SHARING_
     caption = (f"units={p.get('units')}, batch={p.get('batch')}, seq_len={p.get('seq_len')}; vars: distinct trainable "
                "variables; one kernel: every layer calls the same kernel object; max |diff|: outputs vs the right "
                "code on the same inputs; "
-               + (f"not run yet for {', '.join(missing)}; " if missing else "") + source_note(recs))
+               + (f"cells measured: {', '.join(cells)}; " if missing else "") + source_note(recs))
     constructs = " / ".join(CONSTRUCT.get(v, v) for v in variants)
     return TableView(title=f"Sharing one cell object ({constructs}): every cell, both input widths; "
                            f"units={p.get('units')}, batch={p.get('batch')}, seq_len={p.get('seq_len')}",
@@ -297,7 +305,7 @@ def summary(shown: Mapping[str, Record], params: Mapping[str, Any]) -> TableView
     for v in PITFALLS:
         r = shown.get(v)
         if r is None:
-            rows.append((title(v), "not run yet", fmt.MISSING, "", ""))
+            rows.append((title(v), fmt.NOT_RUN, fmt.MISSING, "", ""))
             raw.append((v, None, None, None, None))
             continue
         o = outcome(r)
@@ -425,7 +433,7 @@ def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, 
     recs = [r for r in records if r.experiment == EXP]
     sel = choose(recs, params, env)
     rec = sel.shown.get(pitfall)
-    said, out = [], []
+    said, out = [], [code_table(pitfall)]
     if rec is not None:
         o = outcome(rec)
         said.append(f"{title(pitfall)}: {o.headline}")

@@ -347,7 +347,7 @@ def heatmap_chart(records: Sequence[Record], *, columns: int = 4) -> alt.FacetCh
     order = [v for v in varlen_exp.VARIANTS if v in set(df["variant"])]
     return alt.layer(cells, ends, data=df).properties(width=width, height=height).facet(
         facet=alt.Facet("variant:N", sort=order, title=None, header=alt.Header(labelFontWeight="bold")),
-        columns=columns).properties(
+        columns=columns).resolve_axis(x="independent").properties(  # no axis under an empty last-row slot
         title=alt.TitleParams("Output norm per time step and batch row; the red bar marks where each row's true "
                               "length ends",
                               anchor="start"))

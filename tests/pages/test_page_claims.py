@@ -159,8 +159,8 @@ def test_the_verdict_follows_the_records():
     Store().put_many(speed_records(holds=True))
     at = app()
     assert verdict_of(at, CPU_SPEED) == "holds"
-    assert any("holds" in e.proto.label and "dynamic\\_rnn about 20% faster on CPU" in e.proto.label
-               for e in at.expander)
+    detail = at.selectbox(key="claims.detail")  # one claim in detail, picked by its verdict and words
+    assert any(o.startswith("holds · ") and "dynamic_rnn about 20% faster on CPU" in o for o in detail.options)
     Store().put_many(speed_records(holds=False))  # the same keys: measured again, now static_rnn wins
     at.run()
     no_errors(at)
@@ -245,7 +245,7 @@ def test_too_noisy_to_call_has_its_card_filter_and_colour():
     assert list(frame["verdict"]) == ["too noisy to call"] * 2 and frame["claim (the seed's words and figure)"].iloc[0] \
         == CPU_SPEED.text
     assert "0.80x (0.47–1.39) across 3 rounds" in frame.iloc[0][claim_views.measured_column(Store().records())]
-    assert any("too noisy to call" in e.proto.label and "violet" in e.proto.label for e in at.expander)
+    assert at.selectbox(key="claims.detail").value == CPU_SPEED.id  # the first claim shown, in detail
 
 
 def test_bad_url_values_warn_and_fall_back():
@@ -289,7 +289,10 @@ def test_run_buttons_start_background_runs(monkeypatch):
 
 def test_claims_link_to_their_page_with_their_configuration():
     at = app({"seeds": "000", "status": "not-measured"})
-    links = [p.proto for p in page_links(at) if "Unrolling page at this configuration" in p.proto.label]
+    links = []
+    for i in range(len(at.selectbox(key="claims.detail").options)):  # each claim in detail in turn
+        at.selectbox(key="claims.detail").select_index(i).run()
+        links += [p.proto for p in page_links(at) if "Unrolling page at this configuration" in p.proto.label]
     seed = [p.query_string for p in links if "layers=3&units=128&batch=32&seq_len=100" in p.query_string]
     quick = [p.query_string for p in links if "layers=1&units=32&batch=8&seq_len=20" in p.query_string]
     assert seed and quick, [p.query_string for p in links]  # the seed preset's claims, and the quick ones
