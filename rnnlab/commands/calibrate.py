@@ -150,8 +150,7 @@ def run(*, experiment: str = "unroll", preset: str | None = "seed", variant: str
         row = {"trial": t + 1, "load": load, "windows": history, "pairs": {}}
         for arm in list(ARMS)[1:]:
             for s in SERIES:
-                a, ref = history.get(arm, {}).get(s), history.get("A", {}).get(s)
-                iv = stats.paired_interval(a, ref) if a and ref else None
+                iv = stats.session_interval(history.get(arm, {}), history.get("A", {}), s)
                 if iv is None:
                     continue
                 call = rules.direction(iv)

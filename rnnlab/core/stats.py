@@ -239,3 +239,35 @@ def _paired(a_rounds, b_rounds, level: float, resamples: int) -> Interval | None
     lo, hi = np.percentile(meds, [tail, 100 - tail])
     mid = float(np.median(np.concatenate(logs)))
     return Interval(float(np.exp(min(lo, mid))), float(np.exp(mid)), float(np.exp(max(hi, mid))), "paired", int(total))
+
+
+REF = "@ref"  # an arm's reference brackets, ``fwd_ms@ref`` beside its ``fwd_ms`` windows (``engine.interleave``)
+
+
+def against_ref(series, metric: str):
+    """An arm's windows of ``metric`` and, aligned with them, its reference brackets (the geometric mean of the
+    reference's windows just before and just after each), per round; (None, None) without brackets."""
+    own, brackets = series.get(metric), series.get(metric + REF)
+    if not own or not brackets or not any(own):
+        return None, None
+    return own, brackets
+
+
+def session_interval(a_series, b_series, metric: str) -> Interval | None:
+    """A/B of ``metric`` from one interleaved session's windows (each a mapping: series -> windows per round):
+    both bracketed by the reference, cycle by cycle through it ((A/R) / (B/R)); one of them the reference itself
+    (it has windows, no brackets); or, windows without brackets on both sides, paired by index."""
+    (ao, ab), (bo, bb) = against_ref(a_series, metric), against_ref(b_series, metric)
+
+    def over(own, brackets):
+        return [[w / r for w, r in zip(o, b) if w > 0 and r > 0] for o, b in zip(own, brackets)]
+    if ao is not None and bo is not None:
+        return paired_interval(over(ao, ab), over(bo, bb))
+    if ao is not None and b_series.get(metric):
+        return paired_interval(ao, ab)
+    if bo is not None and a_series.get(metric):
+        iv = paired_interval(bo, bb)
+        return iv.inverse() if iv is not None else None
+    if a_series.get(metric) and b_series.get(metric) and metric + REF not in a_series and metric + REF not in b_series:
+        return paired_interval(a_series[metric], b_series[metric])
+    return None

@@ -6,8 +6,11 @@ The workers import TensorFlow side by side, then wait on their pipes (no CPU). T
 through each untimed or one-shot part (the cold build, the first call, building the training step, the matmul probe
 after the variant), so nothing it times competes with another worker, and at each timed series (``build_s``,
 ``fwd_ms``, ``train_ms``: ``WorkerContext.series``) it asks the waiting workers for one window each, in a fresh random
-order per cycle, many cycles. Window ``c`` of two arms ran seconds apart, under the same load: their ratio is one
-paired sample (``core.stats.paired_interval``).
+order per cycle, many cycles, with the reference timed before, between and after the others (A R B R C R...): each
+window of an arm is paired with the geometric mean of the reference's windows just before and just after it (its
+bracket, ``<metric>@ref``), timed a second or two apart under the same load, which a linear drift of the load cancels
+out of (an ABA design). Their ratio is one paired sample (``core.stats.paired_interval``); two arms compare through
+their brackets, cycle by cycle.
 
 How many cycles: at least ``MIN_CYCLES`` (``MIN_BUILDS`` for a build); then more, ``BATCH`` at a time, while a comparison with the reference is
 undecided (``rules.direction`` on the paired interval over this and earlier rounds is "too noisy to call"), until
@@ -16,6 +19,7 @@ every one is decided or the timed operation's share of the budget is spent. ``st
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
@@ -64,16 +68,23 @@ def min_cycles(metric: str) -> int:
     return MIN_BUILDS if metric.endswith("_s") else MIN_CYCLES
 
 
+REF, against_ref = stats.REF, stats.against_ref
+
+
 def undecided(rounds: Mapping[str, Mapping[str, list]], metric: str, ref: str | None, arms) -> list[str]:
     """The arms whose ``metric`` against ``ref`` is still "too noisy to call" (``rules.direction`` on
-    ``stats.paired_interval``) over ``rounds`` (arm -> metric -> windows per round, rounds aligned)."""
-    if ref is None or not any(rounds.get(ref, {}).get(metric, [])):
+    ``stats.paired_interval`` of each window over its reference bracket) over ``rounds`` (arm -> series -> windows
+    per round)."""
+    if ref is None:
         return []
     out = []
     for a in arms:
-        if a == ref or not any(rounds.get(a, {}).get(metric, [])):
+        if a == ref:
             continue
-        iv = stats.paired_interval(rounds[a][metric], rounds[ref][metric])
+        own, brackets = against_ref(rounds.get(a, {}), metric)
+        if own is None:
+            continue
+        iv = stats.paired_interval(own, brackets)
         if iv is None or rules.direction(iv) == rules.NOISY:
             out.append(a)
     return out
@@ -192,17 +203,34 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
     n, t0, cycles = window_steps(op), clock(), 0
     for a in group:
         live.on_phase(a, f"timing {op} windows")
+
+    def window(a: str) -> float | None:
+        live.send(a, {"cmd": "window", "n": n})
+        msg = live.next(a)
+        if msg.get("type") == "window":
+            value = float(msg["value"])
+            out.windows[a].setdefault(op, []).append(value)
+            return value
+        settle(a, msg)
+        return None
+
     while True:
         for _ in range(BATCH):
-            order = [a for a in group if a not in out.messages]
+            order = [a for a in group if a not in out.messages and a != ref]
             rng.shuffle(order)
-            for a in order:
-                live.send(a, {"cmd": "window", "n": n})
-                msg = live.next(a)
-                if msg.get("type") == "window":
-                    out.windows[a].setdefault(op, []).append(float(msg["value"]))
-                else:
-                    settle(a, msg)
+            if ref not in group or ref in out.messages:
+                for a in order:
+                    window(a)
+            else:  # the reference before, between and after the others: each window bracketed seconds apart
+                before = window(ref)
+                for a in order:
+                    value = window(a)
+                    after = window(ref) if ref not in out.messages else None
+                    if value is not None and (before or 0) > 0 and (after or 0) > 0:
+                        out.windows[a].setdefault(op + REF, []).append(math.sqrt(before * after))
+                    elif value is not None:
+                        out.windows[a][op].pop()  # no bracket: the window pairs with nothing
+                    before = after
             cycles += 1
         if cycles < min_cycles(op):
             continue

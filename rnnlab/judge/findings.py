@@ -77,8 +77,8 @@ def paired(a: Record, b: Record, metric: str) -> Interval | None:
         wa, wb = pa.get(sid), pb.get(sid)
         if isinstance(wa, dict) and isinstance(wb, dict) and metric in wa and metric in wb:
             try:
-                return stats.paired_interval(wa[metric], wb[metric])
-            except (TypeError, ValueError):
+                return stats.session_interval(wa, wb, metric)
+            except (TypeError, ValueError, ZeroDivisionError):
                 return None  # windows of a shape no run writes: not paired
     return None
 

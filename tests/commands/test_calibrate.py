@@ -14,9 +14,11 @@ from tests.workers import ServingLauncher
 
 def injected(sd):
     rng = random.Random(7)
+    clock = [0]
 
     def value(task, op, n):
-        load = 1.0 + 0.4 * ((n // 3) % 2)  # the machine's load moves under every arm alike
+        clock[0] += 1
+        load = 1.0 + 0.4 * ((clock[0] // 100) % 2)  # the machine's load moves under every arm alike
         return (1.0 + task.get("inject", 0.0)) * load * (1 + rng.gauss(0, sd))
     return value
 
