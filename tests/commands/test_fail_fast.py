@@ -161,3 +161,39 @@ def test_a_full_disk_is_said_as_such(tmp_path, monkeypatch):
     assert s._why(sqlite3.OperationalError("database or disk is full")).startswith("the disk is full")
     monkeypatch.setattr(store_mod, "FULL_BELOW", 0)
     assert s._why(sqlite3.OperationalError("disk I/O error")) == "disk I/O error"  # space left: SQLite's words
+
+
+# -- a cluster that is not there ----------------------------------------------------------------------------------
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:  # a port just free on loopback: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:{port}", "ray://127.0.0.1:{port}"])
+def test_a_cluster_nobody_runs_is_one_line_within_seconds(address, tmp_path):
+    address = address.format(port=_closed_port())
+    env = dict(os.environ, RNNLAB_STORE=str(tmp_path / "s.sqlite"))
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "rnnlab", "run", "unroll", "--preset", "quick", "--cluster", address],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and time.monotonic() - t0 < 30
+    lines = r.stderr.strip().splitlines()
+    assert lines[-1] == (f"rnnlab: error: --cluster {address}: cannot reach Ray's head: nothing answers at "
+                         f"127.0.0.1:{address.rsplit(':', 1)[1]} (Connection refused); start it there (ray start "
+                         "--head) or check the address")
+    assert all(line.startswith("rnnlab: ") for line in lines), lines  # no Ray log lines
+
+
+def test_native_logs_stay_off_stderr_unless_verbose():
+    code = ("import os, sys\nfrom rnnlab.commands._output import native_logs_off\n"
+            "with native_logs_off(verbose=sys.argv[1] == 'v'):\n"
+            "    os.write(2, b'[C++] Failed to connect to GCS\\n')\n"
+            "    print('rnnlab: progress', file=sys.stderr)\n"
+            "print('rnnlab: after', file=sys.stderr)\n")
+    quiet = subprocess.run([sys.executable, "-c", code, "q"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    loud = subprocess.run([sys.executable, "-c", code, "v"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert quiet.stderr.splitlines() == ["rnnlab: progress", "rnnlab: after"]
+    assert "[C++] Failed to connect to GCS" in loud.stderr
