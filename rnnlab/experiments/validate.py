@@ -31,6 +31,7 @@ TEXT_CHARS = 20000  # a details string (captured code, an error's full text)
 MAX_DEPTH = 8  # details nesting
 MAX_ITEMS = 100_000  # numbers and strings in one record's details
 DAY_S = 86400.0
+TINY = 1e-9  # the shortest time (s) or the lowest rate a measurement can plausibly report: a ratio of two stays finite
 AFTER_ROUNDS = ("max_abs_diff",)  # metrics computed from the rounds' outputs, so absent from each round
 _ENV_NUMBERS = {"cores": (1, 1e5), "matmul_gflops": (0, 1e9)}  # env fields read as numbers (machine classes)
 _MULTILINE_OK = {"\n", "\t"}
@@ -53,13 +54,14 @@ def text_problem(s: str, *, multiline: bool = False, limit: int = LINE_CHARS) ->
 # -- numbers -----------------------------------------------------------------------------------------------------
 def bounds(metric: str) -> tuple[float, float, bool]:
     """``(low, high, low_open)`` a metric's value must lie in, from its unit (the end of its name). ``low_open``:
-    the low bound itself is refused (a time of zero)."""
+    the low bound itself is refused. A time is at least ``TINY`` (a build may take zero: an eager model builds
+    nothing)."""
     if metric.endswith("_per_s") or metric in ("gflops", "matmul_gflops"):
-        return 0.0, 1e9, True  # a rate
+        return TINY, 1e9, False  # a rate
     if re.search(r"(^|_)s(_|$)", metric) or metric.endswith("_s"):
-        return 0.0, DAY_S, "build" not in metric
+        return (0.0, DAY_S, False) if "build" in metric else (TINY, DAY_S, False)
     if re.search(r"(^|_)ms(_|$)", metric):
-        return 0.0, DAY_S * 1e3, True
+        return TINY * 1e3, DAY_S * 1e3, False
     if metric.endswith("_pct"):
         return 0.0, 100.0, False
     if metric == "roofline_frac":
@@ -264,6 +266,10 @@ def problems(record: Record, registry: dict, *, unknown_params: bool = True) -> 
     if record.variant not in exp.variants:
         out.append(f"variant={record.variant!r} is not a variant of {exp.name}")
     known = set(exp.params.names())
+    if unknown_params:  # an import: records carry every param, defaults filled in (DESIGN.md)
+        missing = [k for k in exp.params.names() if k not in record.params]
+        if missing:
+            out.append(f"params.{missing[0]}: missing (a record holds every param of {exp.name})")
     for k, v in record.params.items():
         p = text_problem(k) or (text_problem(v) if isinstance(v, str) else None)
         if p:
