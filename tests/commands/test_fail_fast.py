@@ -57,14 +57,17 @@ def test_reading_commands_never_create_the_store(argv, tmp_path, monkeypatch, ca
     assert not path.parent.exists()
 
 
-def test_reading_commands_never_write_the_store(store_path, capsys):
+def no_writes(monkeypatch):
+    monkeypatch.setattr(Store, "_tx", lambda *a, **k: pytest.fail("a reading command wrote the store"))
+    monkeypatch.setattr(Store, "_open", lambda *a, **k: pytest.fail("a reading command opened the store to write"))
+
+
+@pytest.mark.parametrize("argv", [["results", "--format", "json"], ["claims", "--format", "json"]])
+def test_reading_commands_never_write_the_store(argv, store_path, monkeypatch, capsys):
     before = store_path.read_bytes(), sorted(p.name for p in store_path.parent.iterdir())
-    os.chmod(store_path, 0o444)  # a write would fail loudly
-    try:
-        assert main(["results", "--format", "json"]) == 0
-    finally:
-        os.chmod(store_path, 0o644)
-    assert len(json.loads(capsys.readouterr().out)) == 3
+    no_writes(monkeypatch)
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)
     after = store_path.read_bytes(), sorted(p.name for p in store_path.parent.iterdir() if not
                                             p.name.endswith(("-shm", "-wal")))  # SQLite's read-only index files
     assert after == before
@@ -197,3 +200,12 @@ def test_native_logs_stay_off_stderr_unless_verbose():
     loud = subprocess.run([sys.executable, "-c", code, "v"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert quiet.stderr.splitlines() == ["rnnlab: progress", "rnnlab: after"]
     assert "[C++] Failed to connect to GCS" in loud.stderr
+
+
+def test_env_reads_a_cached_probe_without_writing(store_path, monkeypatch, capsys):
+    from rnnlab.engine import api
+
+    Store(store_path).meta_set(api._probe_key("CPU"), json.dumps({"matmul_gflops": 123.0}))
+    no_writes(monkeypatch)
+    assert main(["env", "--json", "--device", "cpu"]) == 0
+    assert json.loads(capsys.readouterr().out)["matmul_gflops"] == 123.0
