@@ -209,3 +209,11 @@ def test_env_reads_a_cached_probe_without_writing(store_path, monkeypatch, capsy
     no_writes(monkeypatch)
     assert main(["env", "--json", "--device", "cpu"]) == 0
     assert json.loads(capsys.readouterr().out)["matmul_gflops"] == 123.0
+
+
+def test_import_accepts_a_utf8_byte_order_mark(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RNNLAB_STORE", str(tmp_path / "s.sqlite"))
+    f = tmp_path / "bom.json"
+    f.write_bytes(b"\xef\xbb\xbf" + json.dumps(bundled()[:2]).encode())
+    assert main(["import", str(f)]) == 0
+    assert "imported 2 records" in capsys.readouterr().out
