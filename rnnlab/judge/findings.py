@@ -180,6 +180,8 @@ def fastest(records: Sequence[Record]) -> list[Finding]:
     order = sorted(by.values(), key=lambda r: r.metrics["train_ms"])
     lo, hi = order[0], order[-1]
     iv = interval(hi, lo, "train_ms")
+    if iv is None:  # no ratio to quote (a time that is not positive, rounds without it): no finding, no crash
+        return []
     b = fmt.fmt_span(iv)
     head = (f"{where(order)}, the fastest training step of {len(order)} variants is {lo.variant} "
             f"({fmt.fmt_metric('train_ms', lo.metrics['train_ms'])} ms), {fmt.fmt_ratio(iv.mid)} faster"
