@@ -235,3 +235,35 @@ def tensorflow(verbose: bool = False) -> Iterator[None]:
             scratch.seek(0)
             sys.stderr.write(scratch.read().decode("utf-8", "replace"))
         scratch.close()
+
+
+@contextlib.contextmanager
+def native_logs_off(verbose: bool = False) -> Iterator[None]:
+    """While a library's C++ core writes its own log lines straight to file descriptor 2 (Ray's driver: "Failed to
+    connect to GCS ..." every few seconds), point descriptor 2 at a scratch file and keep Python's ``sys.stderr``
+    (rnnlab's progress, warnings and errors) on the real one. ``verbose``: change nothing."""
+    if verbose:
+        yield
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no descriptor 2 to borrow: leave it be
+        yield
+        return
+    old = sys.stderr
+    sys.stderr = os.fdopen(os.dup(saved), "w", buffering=1, encoding=getattr(old, "encoding", None) or "utf-8",
+                           errors="backslashreplace")
+    scratch = tempfile.TemporaryFile()
+    try:
+        os.dup2(scratch.fileno(), 2)
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()
+            sys.stderr.close()
+        sys.stderr = old
+        os.dup2(saved, 2)
+        os.close(saved)
+        scratch.close()
+

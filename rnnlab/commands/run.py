@@ -5,6 +5,7 @@ Progress goes to stderr; ``--json`` prints the records as one JSON array on stdo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
@@ -133,8 +134,9 @@ def main(args) -> int:
         said = "rnnlab: " + announce(plan, api.estimate(plan, store=store, fresh=args.fresh), fresh=args.fresh)
         print("\n".join(_output.wrap(said, _output.width(stream=sys.stderr), " " * 8)), file=sys.stderr, flush=True)
 
-    records = run(experiment=args.experiment, preset=args.preset, sets=args.sets, variants=args.variants,
-                  fresh=args.fresh, on_progress=ProgressBar(), on_plan=on_plan, cluster=args.cluster)
+    with _output.native_logs_off(getattr(args, "verbose", False)) if args.cluster else contextlib.nullcontext():
+        records = run(experiment=args.experiment, preset=args.preset, sets=args.sets, variants=args.variants,
+                      fresh=args.fresh, on_progress=ProgressBar(), on_plan=on_plan, cluster=args.cluster)
     if args.json:
         print(json.dumps([r.to_dict() for r in records], indent=1))
     else:

@@ -54,6 +54,29 @@ def _import_ray():
     return ray
 
 
+CONNECT_S = 10.0  # how long the head's port may take to answer before --cluster gives up
+
+
+def reachable(address: str, *, timeout: float = CONNECT_S) -> None:
+    """Refuse at once an address nothing listens on (``host:6379`` or ``ray://host:10001``): Ray itself would retry
+    for minutes, logging every few seconds. ``auto`` and unparsable addresses are left to Ray."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    host = host.strip("[]")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return
+    except socket.gaierror:
+        why = f"the host {host} is not known"
+    except (socket.timeout, TimeoutError):
+        why = f"no answer from {host}:{port} within {timeout:g} s"
+    except OSError as e:
+        why = f"nothing answers at {host}:{port} ({e.strerror or e})"
+    raise RnnlabError(f"--cluster {address}: cannot reach Ray's head: {why}; start it there (ray start --head)"
+                      " or check the address")
+
+
 class Cluster:
     """A connection to a Ray cluster (``address``: ``"local"``, ``"auto"``, or ``ray://host:10001`` / ``host:6379``).
     Use it as a context manager: leaving it disconnects, and shuts down a local instance it started."""
@@ -71,6 +94,7 @@ class Cluster:
                 ray.init(num_cpus=num_cpus or os.cpu_count() or 1, object_store_memory=256 * 2**20,
                          runtime_env={"env_vars": env_vars}, **quiet)
             else:  # the nodes need rnnlab's requirements; the package itself travels with the job
+                reachable(address)
                 ray.init(address=address, runtime_env={"py_modules": [str(_PACKAGE)]}, **quiet)
         except RnnlabError:
             raise

@@ -5,10 +5,11 @@ JSON numbers); this module checks every value against the registry and against w
 - **Text.** Every string (keys included, at any depth) is Unicode without lone surrogates or control characters;
   ``details`` strings and ``error`` may hold newlines and tabs (captured code and errors), nothing else may. Names
   and env fields are at most ``LINE_CHARS`` characters, ``details`` strings at most ``TEXT_CHARS``.
-- **Numbers.** Each metric within the bounds of its unit (``bounds``): a time is above zero (a build may take
-  zero: an eager model builds nothing) and under a day, a share is 0..1 or 0..100, a count or difference is never
-  negative; nothing is near a float's overflow. Each round's metric names are the record's (``max_abs_diff`` is
-  added after the rounds: ``AFTER_ROUNDS``) and each round's values obey the same bounds.
+- **Numbers.** Each metric within the bounds of its unit (``bounds``): a time at least a nanosecond (a build may
+  take zero: an eager model builds nothing) and under a day, a rate above zero, a share 0..1 or 0..100, a count or
+  difference never negative; nothing near a float's overflow or underflow. Each round's metric names are the
+  record's (``max_abs_diff`` is added after the rounds: ``AFTER_ROUNDS``), each round's values obey the same bounds,
+  the record's figure lies within its rounds' range (their median) and the rounds agree within ``ROUND_SPREAD``.
 - **details.** The keys readers read have the shapes the workers write (``DETAILS``); other keys are only checked
   as text and numbers. Depth and size are bounded.
 
@@ -31,6 +32,9 @@ TEXT_CHARS = 20000  # a details string (captured code, an error's full text)
 MAX_DEPTH = 8  # details nesting
 MAX_ITEMS = 100_000  # numbers and strings in one record's details
 DAY_S = 86400.0
+TINY = 1e-9  # the shortest time (s) or the lowest rate a measurement can plausibly report: a ratio of two stays finite
+SMALLEST = 1e-30  # a nonzero figure below this is no measurement (and its ratios overflow)
+ROUND_SPREAD = 1000.0  # how far apart one measurement's rounds may plausibly be
 AFTER_ROUNDS = ("max_abs_diff",)  # metrics computed from the rounds' outputs, so absent from each round
 _ENV_NUMBERS = {"cores": (1, 1e5), "matmul_gflops": (0, 1e9)}  # env fields read as numbers (machine classes)
 _MULTILINE_OK = {"\n", "\t"}
@@ -53,13 +57,14 @@ def text_problem(s: str, *, multiline: bool = False, limit: int = LINE_CHARS) ->
 # -- numbers -----------------------------------------------------------------------------------------------------
 def bounds(metric: str) -> tuple[float, float, bool]:
     """``(low, high, low_open)`` a metric's value must lie in, from its unit (the end of its name). ``low_open``:
-    the low bound itself is refused (a time of zero)."""
+    the low bound itself is refused. A time is at least ``TINY`` (a build may take zero: an eager model builds
+    nothing)."""
     if metric.endswith("_per_s") or metric in ("gflops", "matmul_gflops"):
-        return 0.0, 1e9, True  # a rate
-    if re.search(r"(^|_)s(_|$)", metric) or metric.endswith("_s"):
-        return 0.0, DAY_S, "build" not in metric
+        return TINY, 1e9, False  # a rate
+    if re.search(r"(^|_)s(_|$)", metric):
+        return (0.0, DAY_S, False) if "build" in metric else (TINY, DAY_S, False)
     if re.search(r"(^|_)ms(_|$)", metric):
-        return 0.0, DAY_S * 1e3, True
+        return TINY * 1e3, DAY_S * 1e3, False
     if metric.endswith("_pct"):
         return 0.0, 100.0, False
     if metric == "roofline_frac":
@@ -77,6 +82,8 @@ def number_problem(metric: str, v: Any) -> str | None:
     f = finite_number(v)
     if f is None:
         return "not a finite number"
+    if f != 0 and abs(f) < SMALLEST:
+        return f"{_num(f)} is too small to be a measurement (0, or at least {SMALLEST:g})"
     low, high, low_open = bounds(metric)
     if f < low or (low_open and f == low) or f > high:
         side = f"above {low:g}" if low_open else f"at least {low:g}"
@@ -264,6 +271,10 @@ def problems(record: Record, registry: dict, *, unknown_params: bool = True) -> 
     if record.variant not in exp.variants:
         out.append(f"variant={record.variant!r} is not a variant of {exp.name}")
     known = set(exp.params.names())
+    if unknown_params:  # an import: records carry every param, defaults filled in (DESIGN.md)
+        missing = [k for k in exp.params.names() if k not in record.params]
+        if missing:
+            out.append(f"params.{missing[0]}: missing (a record holds every param of {exp.name})")
     for k, v in record.params.items():
         p = text_problem(k) or (text_problem(v) if isinstance(v, str) else None)
         if p:
@@ -306,10 +317,29 @@ def metric_problems(record: Record) -> list[str]:
             if p:
                 out.append(f"rounds[{i}].{k}: {p}")
                 break
-    if record.rounds:
+    if record.rounds and not out:
         missing = sorted(names - set().union(*map(set, record.rounds)) - set(AFTER_ROUNDS))
         if missing:
             out.append(f"rounds: no round holds the metric {missing[0]}")
+        out += _round_spread(record)[:1]
+    return out
+
+
+def _round_spread(record: Record) -> list[str]:
+    """A record's figure is the median of its rounds, so it lies within their range; and the rounds of one
+    measurement agree within ``ROUND_SPREAD`` (the bundled ones within 3x). Ratios of such rounds stay finite."""
+    out = []
+    for k, v in record.metrics.items():
+        vals = [float(r[k]) for r in record.rounds if k in r]
+        if not vals:
+            continue
+        lo, hi = min(vals), max(vals)
+        slack = 1e-9 * max(abs(lo), abs(hi), 1e-300)
+        if not lo - slack <= v <= hi + slack:
+            out.append(f"metrics.{k}: {_num(v)} is not the median of its rounds ({_num(lo)} to {_num(hi)})")
+        pos = [x for x in vals if x > 0]
+        if pos and max(pos) > ROUND_SPREAD * min(pos):
+            out.append(f"rounds: {k} ranges from {_num(min(pos))} to {_num(max(pos))}, more than {ROUND_SPREAD:g}x")
     return out
 
 

@@ -188,6 +188,8 @@ def fastest(records: Sequence[Record]) -> list[Finding]:
     order = sorted(by.values(), key=lambda r: r.metrics["train_ms"])
     lo, hi = order[0], order[-1]
     iv = interval(lo, hi, "train_ms")
+    if iv is None:  # no ratio to quote (a time that is not positive, rounds without it): no finding, no crash
+        return []
     head = (f"{where(order)}, of {len(order)} variants {lo.variant} has the shortest median training step "
             f"({fmt.fmt_metric('train_ms', lo.metrics['train_ms'])} ms) and {hi.variant} the longest "
             f"({fmt.fmt_metric('train_ms', hi.metrics['train_ms'])} ms): {lo.variant} is "

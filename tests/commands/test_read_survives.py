@@ -126,3 +126,14 @@ def test_results_and_export_csv_escape_formulas(tmp_path, monkeypatch, capsys):
     text = "".join(p.read_text() for p in (tmp_path / "csv").glob("*.csv"))
     data = [c for line in csv.reader(l for l in text.splitlines() if not l.startswith("#")) for c in line]
     assert data and not any(c.startswith(("=", "@")) for c in data)
+
+
+def test_the_fastest_finding_needs_a_ratio_not_a_crash():
+    """issue 20: train_ms of -1 (no interval) made findings.fastest fail on 'NoneType' has no attribute 'mid'."""
+    from rnnlab.judge import findings
+
+    recs = [Record.from_dict(d) for d in BASE if d["experiment"] == "unroll"]
+    assert findings.fastest(recs)
+    broken = [r.with_(metrics={**r.metrics, "train_ms": -1.0}, rounds=tuple({**x, "train_ms": -1.0} for x in r.rounds))
+              for r in recs]
+    assert findings.fastest(broken) == []

@@ -41,6 +41,11 @@ CASES = [
     ("metrics.fwd_ms", lambda d: d["metrics"].update(fwd_ms=90000e3)),
     ("rounds[1].zz", lambda d: d.update(rounds=[{"zz": 1.0}] * 3)),
     ("rounds: no round holds the metric fwd_ms", lambda d: [r.pop("fwd_ms") for r in d["rounds"]]),
+    ("metrics.fwd_ms: 2.2e-308 is too small", lambda d: d["metrics"].update(fwd_ms=2.2e-308)),
+    ("metrics.graph_nodes: 4.941e-324 is too small", lambda d: d["metrics"].update(graph_nodes=5e-324)),
+    ("metrics.fwd_ms: 99 is not the median of its rounds", lambda d: d["metrics"].update(fwd_ms=99.0)),
+    ("rounds: peak_mem_mb ranges from", lambda d: [r.update(peak_mem_mb=10.0 ** (3 * i)) for i, r in
+                                                   enumerate(d["rounds"])] and d["metrics"].update(peak_mem_mb=1e3)),
     ("details.loadavg", lambda d: d["details"].update(loadavg="high")),
     ("details.lengths[0]", lambda d: d["details"].update(lengths=["a"])),
     ("details.kernel", lambda d: d["details"].update(kernel=7)),
