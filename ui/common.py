@@ -104,7 +104,15 @@ def records(experiment: str | None = None) -> Records:
         out.version = version
         return out
 
-    return VIEWS.get(version, read)
+    return _memo(version).get(version, read)
+
+
+def _memo(version: tuple) -> Memo:
+    """Where views of records at ``version`` are kept: shared by every session, except views of a session's own
+    uploads, kept for that session only and let go with it (``uploads.views``)."""
+    if version and version[-1] is not None:  # the upload token of ``records()``
+        return uploads.views(version[-1])
+    return VIEWS
 
 
 def _key(x) -> object:
@@ -121,7 +129,7 @@ def shared(records, fn, /, *args, **kw):
         return fn(*args, **kw)
     key = ("view", version, fn.__module__, fn.__qualname__, tuple(_key(a) for a in args),
            tuple((k, _key(v)) for k, v in sorted(kw.items())))
-    return VIEWS.get(key, lambda: fn(*args, **kw))
+    return _memo(version).get(key, lambda: fn(*args, **kw))
 
 
 _SPECS = Memo(size=512)  # id(chart) -> (chart, its screen spec): the chart is held, so its id is not reused meanwhile
