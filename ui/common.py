@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
 from typing import Iterator
@@ -205,6 +206,7 @@ _LINE, _ROW, _WRAP = 20, 35, 65  # px per wrapped line; the grid's one-line row;
 _NARROW, _WIDE = set("iljtfr.,:;|'!()[]/ -"), set("mwMW@%–—")
 
 
+@functools.lru_cache(maxsize=65536)  # every rerun measures the same cells again
 def _chars_px(line: str) -> float:
     return sum(3.6 if ch in _NARROW else 9.6 if ch in _WIDE else 7.6 if ch.isupper() else 7.0 if ch.isdigit()
                else 6.6 for ch in line)
