@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import re
 from typing import Iterator
@@ -103,7 +104,15 @@ def records(experiment: str | None = None) -> Records:
         out.version = version
         return out
 
-    return VIEWS.get(version, read)
+    return _memo(version).get(version, read)
+
+
+def _memo(version: tuple) -> Memo:
+    """Where views of records at ``version`` are kept: shared by every session, except views of a session's own
+    uploads, kept for that session only and let go with it (``uploads.views``)."""
+    if version and version[-1] is not None:  # the upload token of ``records()``
+        return uploads.views(version[-1])
+    return VIEWS
 
 
 def _key(x) -> object:
@@ -120,7 +129,7 @@ def shared(records, fn, /, *args, **kw):
         return fn(*args, **kw)
     key = ("view", version, fn.__module__, fn.__qualname__, tuple(_key(a) for a in args),
            tuple((k, _key(v)) for k, v in sorted(kw.items())))
-    return VIEWS.get(key, lambda: fn(*args, **kw))
+    return _memo(version).get(key, lambda: fn(*args, **kw))
 
 
 _SPECS = Memo(size=512)  # id(chart) -> (chart, its screen spec): the chart is held, so its id is not reused meanwhile
@@ -196,6 +205,7 @@ _LINE, _ROW, _WRAP = 20, 35, 65  # px per wrapped line; the grid's one-line row;
 _NARROW, _WIDE = set("iljtfr.,:;|'!()[]/ -"), set("mwMW@%–—")
 
 
+@functools.lru_cache(maxsize=65536)  # every rerun measures the same cells again
 def _chars_px(line: str) -> float:
     return sum(3.6 if ch in _NARROW else 9.6 if ch in _WIDE else 7.6 if ch.isupper() else 7.0 if ch.isdigit()
                else 6.6 for ch in line)

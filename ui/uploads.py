@@ -6,8 +6,10 @@ closed tab's session for a reconnect without ever shutting it down: uploads outl
 - a file is booked against one budget for every session (``hosted.Limits.uploads_total_mb``), checked for size and
   count, before the page reads it; a file over a cap is dropped from Streamlit's memory at once;
 - a results file is parsed into records kept for its session only, and its bytes are dropped once read;
-- a sweeper thread releases every session that is no longer connected (its records, its bookings, the files
-  Streamlit still holds for it) and hands the freed memory back to the system.
+- a sweeper thread releases every session that has been gone for ``GRACE_S`` (its records, its bookings, and, by
+  closing it in Streamlit, its session state, uploaded files and download bytes) and hands the freed memory back
+  to the system. Streamlit itself keeps a closed tab's session for a reconnect and never shuts it down: each
+  visitor's state and downloads stayed for good.
 """
 
 from __future__ import annotations
@@ -20,9 +22,17 @@ import time
 import streamlit as st
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.memo import Memo
 from rnnlab.engine import hosted
 
 SWEEP_S = 5.0  # how often the sweeper looks for sessions that ended
+GRACE_S = 20.0  # a session gone this long is closed: a reconnect within it (a network blip) keeps its state
+_seen: dict[str, float | None] = {}  # Streamlit session id -> when it was first seen gone (None: connected)
+_seen_lock = threading.Lock()
+# ledger key -> the views of that session's own uploads (``ui.common.shared``): kept here, not in the session's
+# state, so they go when the sweeper releases the session even if Streamlit still holds the session object
+_views: dict[str, Memo] = {}
+_trims_due = 0  # sweeps that still give freed memory back to the system after sessions were released
 
 
 def _runtime():
@@ -44,6 +54,8 @@ def _session_id() -> str | None:
     ctx = get_script_run_ctx()
     if ctx is None:
         return None
+    with _seen_lock:
+        _seen[ctx.session_id] = None
     return f"{ctx.session_id}/{st.session_state.setdefault(VISIT, uuid.uuid4().hex)}"
 
 
@@ -61,22 +73,36 @@ def _trim() -> None:
         pass
 
 
-def sweep() -> list[str]:
-    """Release every session that ended: what it booked here and the files Streamlit still holds for it. The
-    sessions released."""
-    released = ledger().sweep(_alive)
+def sweep(now: float | None = None) -> list[str]:
+    """Release every session gone for ``GRACE_S``: what it booked here, and the session itself in Streamlit (its
+    state, uploaded files and download bytes). The sessions released."""
     rt = _runtime()
-    if rt is not None:
-        files = rt.uploaded_file_mgr
-        # sessions Streamlit holds files for (its own storage): a closed tab's files stay there otherwise
-        known = {k.split("/", 1)[0] for k in released} | set(getattr(files, "file_storage", {}) or {})
-        for sid in known:
-            if not rt.is_active_session(sid):
-                files.remove_session_files(sid)
-                released.append(sid)
-    if released:
+    now = time.monotonic() if now is None else now
+    closing = []
+    with _seen_lock:
+        for sid, gone in list(_seen.items()):
+            if rt is None or rt.is_active_session(sid):
+                _seen[sid] = None
+            elif gone is None:
+                _seen[sid] = now
+            elif now - gone >= GRACE_S:
+                closing.append(sid)
+                del _seen[sid]
+    released = ledger().sweep(lambda key: key.split("/", 1)[0] not in closing)
+    with _seen_lock:
+        for key in released:
+            _views.pop(key, None)
+    for sid in closing:
+        # closes a stored (disconnected) session on Streamlit's event loop: AppSession.shutdown drops its uploaded
+        # files, its media (download) references and its session state; a later connection gets a new session
+        rt.clear_user_info_for_session(sid)
+    global _trims_due
+    if closing or released:
+        _trims_due = 3  # Streamlit's event loop closes them a moment later: trim on this pass and the next ones
+    if _trims_due:
+        _trims_due -= 1
         _trim()
-    return sorted(set(released))
+    return sorted(set(closing) | {k.split("/", 1)[0] for k in released})
 
 
 def _sweeper() -> None:
@@ -106,6 +132,13 @@ def held() -> tuple[list, object]:
         return [], None
     recs, version = ledger().held(sid)
     return (recs, (sid, version)) if recs else ([], None)
+
+
+def views(token) -> Memo:
+    """Where views of this session's uploaded records are kept (``token``: what ``held`` returned)."""
+    key = token[0]
+    with _seen_lock:
+        return _views.setdefault(key, Memo(size=32))
 
 
 def held_bytes() -> int:

@@ -224,3 +224,28 @@ def test_a_visitors_run_writes_through_a_store_that_replaces_nothing_stored(monk
     assert jobs._run_store().keep_stored
     monkeypatch.setenv("RNNLAB_HOSTED", "0")
     assert not jobs._run_store().keep_stored
+
+
+def test_a_checkpoint_upload_over_its_count_or_size_is_refused_at_once_and_not_held(monkeypatch):
+    """The Migrate uploader's files are checked for count and size (and booked against every visitor's uploads)
+    on the first script run that sees them, before anything reads them; refused files leave the server's memory
+    and Convert has nothing to convert. (It held three 40 MB files and any number of files until Convert.)"""
+    from rnnlab.present import migrate as MV
+
+    monkeypatch.setattr(MV, "MAX_UPLOAD_MB", 1)
+    at = app("pages/migrate.py")
+    seven = [(f"m.data-0000{i}-of-00007", b"x" * 10, "application/octet-stream") for i in range(7)]
+    at.file_uploader(key="migrate.upload").set_value(seven).run()
+    no_errors(at)
+    msgs = [plain(e.value) for e in at.error]
+    assert any("this checkpoint: 7 files; at most 6 in one upload here" in m for m in msgs), msgs
+    assert at.button(key="migrate.convert").disabled
+    at.file_uploader(key="migrate.upload").set_value(
+        [("m.index", b"x" * (600 * 1024), "application/octet-stream"),
+         ("m.data-00000-of-00001", b"x" * (600 * 1024), "application/octet-stream")]).run()
+    msgs = [plain(e.value) for e in at.error]
+    assert any("this checkpoint: 1.2 MB; at most 1 MB in one upload here" in m for m in msgs), msgs
+    assert at.button(key="migrate.convert").disabled
+    at.file_uploader(key="migrate.upload").set_value(
+        [("m.index", b"x" * 10, "application/octet-stream")]).run()  # within the caps: held, Convert offered
+    assert not at.error and not at.button(key="migrate.convert").disabled
