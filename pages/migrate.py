@@ -88,7 +88,9 @@ for name, why in refused.items():
 for name, pressed in go.items():
     if pressed and ui.jobs.start(plans[name], watch=P):
         st.rerun()
-ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in plans.values()})
+with ui.sidebar.run_area():  # in view wherever the page is scrolled
+    ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in plans.values()})
+    ui.sidebar.run_estimate()
 
 # -- the mapping ---------------------------------------------------------------------------------------------------
 st.header("TF1 constructs and their Keras 3 replacements", divider="gray")
