@@ -112,7 +112,8 @@ else:
                                                "000 (see the Glossary)"),
                            "tested by": st.column_config.TextColumn(width=80,
                                                                     help="the experiment that measures it")})
-    st.caption(f"{len(shown)} of {len(results)} claims; hover a cell for its full text, or open a claim below.")
+    st.caption(f"{len(shown)} of {len(results)} claims; a cell that ends in … goes on in the claim's detail below "
+               "(pick the claim there) or when you click it.")
     rep = CV.claims_report(shown, results, records)  # what `export --view claims?...` writes too
     ui.downloads.buttons(rep, key=P + "claims", formats=(("md", "Markdown"), ("csv", "CSV"), ("pptx", "PowerPoint")),
                          label="Download this table:")
