@@ -7,6 +7,7 @@ import io
 import json
 
 from rnnlab.commands._output import WIDTH, table, width_of
+from rnnlab.commands._output import tables as tables_text
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
 
@@ -55,7 +56,7 @@ def run(*, experiment: str | None = None, fmt: str = "table", include_baseline: 
         from rnnlab.exporters import md
 
         return md.render_tables(views) if hasattr(md, "render_tables") else "\n\n".join(_md(v) for v in views)
-    return "\n\n".join(table(v, width) for v in views)
+    return tables_text(views, width)  # tables of one kind show the same columns
 
 
 def _md(view) -> str:

@@ -231,7 +231,8 @@ def test_migrate_page_shows_checks_demo_and_seed004(records):
     body = texts(at, "markdown")
     assert "0 trainable weights" in body and "not available with Keras 3" in body
     assert "Seed 004's construct, run here" in texts(at, "subheader")
-    assert "what ran" in f and len(f["what ran"]) == 5
+    assert "what ran" not in f and len(MV.seed004_findings(rec_of(records, "seed004_construct"))) == 5  # as bullets
+    assert sum(x in body for x in ("Seed 004's", "Corrected:")) >= 1
     assert "Not measured at these sizes yet" in texts(at, "caption")
     fill(_unroll_records())  # the cost, once the unrolling experiment measured seed 004's sizes
     at.run()
@@ -364,7 +365,7 @@ def test_export_migrate_writes_the_page_tables(records, tmp_path):
     md = _export_md("migrate", tmp_path)
     at = app(MIG)
     no_exception(at)
-    assert assert_page_tables_exported(at, md) == 4  # mapping, the row's check, the demo, seed 004
+    assert assert_page_tables_exported(at, md) == 3  # mapping, the row's check, the demo (seed 004: its sentences)
     with pytest.raises(RnnlabError, match="python -m rnnlab run migrate --preset quick"):
         MV.report([])
 
