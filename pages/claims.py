@@ -25,7 +25,7 @@ STATUSES = CV.STATUSES
 SECTIONS = {"knobs": ("Tuning knobs", "tuning-knobs", "seed 000 §5.3"),
             "precision": ("Mixed precision", "mixed-precision", "seed 000 §6.3"),
             "training": ("A real training task", "training", "seed 004")}
-RUN_WHERE = P + "run_section"  # the section whose Run button started the run: its progress shows there
+RUN_WHERE = P + "run_section"  # the section whose Run button started the run: it says "Measuring" there
 ICON = {"holds": ":green[:material/check_circle:]", "does not hold": ":red[:material/cancel:]",
         "depends": ":orange[:material/contrast:]", "too noisy to call": ":violet[:material/blur_on:]",
         "not measured": ":gray[:material/radio_button_unchecked:]", "not measurable here": ":gray[:material/block:]"}
@@ -64,7 +64,6 @@ if said:
 with st.expander("How a claim is judged"):
     st.markdown(CV.rule_text() + "\n\n" + "\n".join(f"- **{s}**: {CV.STATUS_HELP[s]}" for s in STATUSES))
 busy = ui.jobs.manager().busy()
-slots = {"top": st.container()}  # filled last: the progress of a run, where its Run button was
 
 
 def start(plan, section: str) -> None:
@@ -100,7 +99,6 @@ f1.multiselect("seed", CV.SEEDS, format_func=lambda s: f"{s}: {CV.seed_name(s)}"
 f2.multiselect("verdict", STATUSES, key=P + "w_status",
                placeholder="every verdict")
 shown = CV.select(results, seeds=st.session_state[P + "w_seeds"], statuses=st.session_state[P + "w_status"])
-slots["claims"] = st.container()
 if not shown:
     st.info("No claim matches these filters.", icon=":material/filter_alt_off:")
 else:
@@ -114,7 +112,8 @@ else:
                                                "000 (see the Glossary)"),
                            "tested by": st.column_config.TextColumn(width=80,
                                                                     help="the experiment that measures it")})
-    st.caption(f"{len(shown)} of {len(results)} claims; hover a cell for its full text, or open a claim below.")
+    st.caption(f"{len(shown)} of {len(results)} claims; a cell that ends in … goes on in the claim's detail below "
+               "(pick the claim there) or when you click it.")
     rep = ui.shared(records, CV.claims_report, shown, results, records)  # what `export --view claims?...` writes too
     ui.downloads.buttons(rep, key=P + "claims", formats=(("md", "Markdown"), ("csv", "CSV"), ("pptx", "PowerPoint")),
                          label="Download this table:")
@@ -206,7 +205,6 @@ def experiment_section(name: str) -> None:
         st.markdown("Claims this experiment tests:\n"
                     + "\n".join(f"- {ICON[v.status]} **{v.status}**: {ui.md_escape(c.text)}" for c, v in tested))
     run_buttons(name)
-    slots[name] = st.container()
     configs = ui.shared(records, CV.configurations, records, name, seed_preset=exp.presets.get("seed"))
     if not configs and busy and st.session_state.get(RUN_WHERE) == name:
         st.info("Measuring: the table and charts appear here when the run ends.", icon=":material/hourglass_top:")
@@ -217,7 +215,7 @@ def experiment_section(name: str) -> None:
         return
     cfg = configs[0]
     if len(configs) > 1:
-        i = st.selectbox("configuration", range(len(configs)), format_func=lambda k: configs[k].label,
+        i = st.selectbox("configuration", range(len(configs)), format_func=lambda k: configs[k].label.split("; ")[0],  # its source: the Device line
                          key=f"{P}{name}_cfg", help="every configuration stored for this experiment")
         cfg = configs[i if i is not None and i < len(configs) else 0]
     once(st.markdown, f"**Device: {cfg.device}** ({ui.md_escape(cfg.source)})")
@@ -306,6 +304,7 @@ else:
                    f"`{CV.measure_command(values, rec.missing)}`")
         ui.page_link("unrolling", "Measure the missing variants on the Unrolling page", query=link_query)
 
-# the run's progress and outcome, where its Run button was
-with slots.get(st.session_state.get(RUN_WHERE, "top"), slots["top"]):
+# the run's progress and outcome
+with ui.sidebar.run_area():  # in view wherever the page is scrolled (the Run buttons sit low on this page)
     ui.jobs.panel(watch=P)
+    ui.sidebar.run_estimate()

@@ -88,7 +88,9 @@ for name, why in refused.items():
 for name, pressed in go.items():
     if pressed and ui.jobs.start(plans[name], watch=P):
         st.rerun()
-ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in plans.values()})
+with ui.sidebar.run_area():  # in view wherever the page is scrolled
+    ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in plans.values()})
+    ui.sidebar.run_estimate()
 
 # -- the mapping ---------------------------------------------------------------------------------------------------
 st.header("TF1 constructs and their Keras 3 replacements", divider="gray")
@@ -272,9 +274,12 @@ elif not s004.ok:
     st.error(ui.md_escape(f"The worker failed: {s004.error}"), icon=":material/error:")
 else:
     d = s004.details
-    st.markdown("\n".join(f"- {ui.md_escape(f)}" for f in MV.seed004_findings(s004)))
-    st.markdown(f"**Corrected:** {ui.md_escape(d.get('correction', ''))}")
-    ui.table(MV.seed004_table(s004))
+    st.markdown("\n".join(f"- {ui.md_escape(f)}" for f in MV.seed004_findings(s004)))  # the table's rows, said
+    # the correction, but for the sentence the answer above quotes already
+    rest = [x for x in str(d.get("correction", "")).split(". ")
+            if x.strip() and x.removeprefix("It is not: ").rstrip(".") not in said]
+    if rest:
+        st.markdown(f"**Corrected:** {ui.md_escape('. '.join(rest).rstrip('.') + '.')}")
     with st.expander("Every error, verbatim"):
         for name, s in (d.get("scenarios") or {}).items():
             if s.get("error"):

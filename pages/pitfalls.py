@@ -37,8 +37,8 @@ if st.session_state.get(P + "preset") not in PV.PRESETS:
     st.session_state[P + "preset"] = "quick"
 
 # -- controls ------------------------------------------------------------------------------------------------------
-c1, c2, c3 = st.columns([5, 5, 2])
-c1.selectbox("pitfall", VARIANTS, format_func=PV.title, key=P + "pitfall")
+st.selectbox("pitfall", VARIANTS, format_func=PV.title, key=P + "pitfall")  # the page's width: its name whole
+c2, c3 = st.columns([8, 2])
 c2.radio("sizes", PV.PRESETS, format_func=PRESET_LABELS.get, key=P + "preset", horizontal=True,
          help="the experiment's quick preset, or seed 000's own sizes; the cell is chosen on its own")
 c3.selectbox("cell", PV.CELLS, key=P + "cell", help=PV.CELL_HELP)
@@ -89,7 +89,9 @@ for name, why in refused.items():
 for name, pressed in go.items():
     if pressed and ui.jobs.start(plans[name], watch=P):
         st.rerun()
-ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in plans.values()})
+with ui.sidebar.run_area():  # in view wherever the page is scrolled
+    ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in plans.values()})
+    ui.sidebar.run_estimate()
 
 # -- the chosen pitfall --------------------------------------------------------------------------------------------
 st.header(ui.md_escape(spec["title"]), divider="gray")

@@ -119,8 +119,8 @@ event = ui.frame_table(
     selection_mode="multi-row", budget=ui.common.FULL - (0 if HOSTED else 40),  # the selection boxes' column
     max_lines=1, height=min(600, 35 * (len(shown) + 1) + 3), config={  # one line a row: a browser of records
         "date": st.column_config.TextColumn("date (UTC)", width=118),
-        "fwd_ms": st.column_config.NumberColumn("forward (ms)", format="%.3g", width=82),
-        "train_ms": st.column_config.NumberColumn("train (ms)", format="%.3g", width=72,
+        "fwd_ms": st.column_config.NumberColumn("forward (ms)", format="%.3g", width=96),
+        "train_ms": st.column_config.NumberColumn("train (ms)", format="%.3g", width=86,
                                                   help="train step: forward, backward and an Adam update"),
         "status": st.column_config.TextColumn("status", help="ok, or why the variant failed"),
         "check": st.column_config.TextColumn("check", help=R.CHECK_HELP),

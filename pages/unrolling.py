@@ -127,7 +127,9 @@ else:
 if go or again:
     if ui.jobs.start(plan, watch=P, fresh=bool(again)):
         st.rerun()
-ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in (plan, sweep_plan) if p is not None})
+with ui.sidebar.run_area():  # in view wherever the page is scrolled
+    ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in (plan, sweep_plan) if p is not None})
+    ui.sidebar.run_estimate()
 
 sweep_made = ui.shared(records, U.sweep_views, sel.sweep, point)
 

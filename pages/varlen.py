@@ -216,7 +216,9 @@ def stored(sec: Section, values: dict, chosen: list[str]):
     if go or again:
         if ui.jobs.start(plan, watch=P, fresh=bool(again)):
             st.rerun()
-    ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(plan)})
+    with ui.sidebar.run_area():  # in view wherever the page is scrolled
+        ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(plan)})
+        ui.sidebar.run_estimate()
     shown = sel.records
     if not shown:
         if busy:

@@ -30,6 +30,13 @@ def plain(text: str) -> str:
     return re.sub(r"\\(.)", r"\1", text)
 
 
+def shown_as(cell: object, full: object) -> bool:
+    """A table cell as the page shows ``full``: the same text, or its start cut at a word with "…" where its row
+    cannot hold it all (``ui.common.shorten``)."""
+    cell, full = " ".join(str(cell).split()), " ".join(str(full).split())
+    return cell == full or (cell.endswith("…") and full.startswith(cell[:-1].rstrip()))
+
+
 def no_errors(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import math
 import re
@@ -198,6 +199,7 @@ def anchor(title: str) -> str:
 # that add up to at most ``FULL`` px: long text wraps over up to ``max_lines`` lines instead.
 FULL = 925
 _PAD, _HEAD, _MIN = 20, 22, 52  # px: a cell's padding; a header's; the narrowest column
+_FIRST = 160  # px: the pinned first column wraps down to this before another column's header is cut
 _LINE, _ROW, _WRAP = 20, 35, 65  # px per wrapped line; the grid's one-line row; the least row that wraps
 # px per character of the grid's 14 px sans-serif, by kind (measured in Chromium, then checked against the
 # screenshots: the grid's cells draw about 12% wider than a canvas measures, its headers do not): narrow, wide,
@@ -211,10 +213,56 @@ def _chars_px(line: str) -> float:
                else 6.6 for ch in line)
 
 
+_CELL_SCALE, _HEAD_SCALE = 1.12, 1.16  # measured with the grid's own font (tests/pages/test_text_browser.py)
+
+
 def _text_px(text: object, pad: float = _PAD) -> float:
     """The px a cell (or, with ``pad=_HEAD``, a header) needs for ``text`` on one line (its longest line)."""
-    scale = 1.0 if pad == _HEAD else 1.12
+    scale = _HEAD_SCALE if pad == _HEAD else _CELL_SCALE
     return max(_chars_px(x) for x in str(text).split("\n")) * scale + pad
+
+
+ELLIPSIS = "…"
+
+
+def _lines(text: str, room: float) -> int:
+    """Lines the grid wraps ``text`` into in ``room`` px (at spaces; a word longer than a line takes more)."""
+    space = _chars_px(" ") * _CELL_SCALE
+    total = 0
+    for para in str(text).split("\n"):
+        n, cur = 1, 0.0
+        for word in para.split(" "):
+            w = _chars_px(word) * _CELL_SCALE
+            if cur and cur + space + w > room:
+                n, cur = n + 1, w
+            else:
+                cur += (space if cur else 0.0) + w
+            if w > room:
+                n += math.ceil(w / max(room, 1.0)) - 1
+        total += n
+    return total
+
+
+def shorten(text: object, width: float, lines: int) -> str:
+    """``text`` as a cell ``width`` px wide and ``lines`` high shows it: whole when it fits, else cut at a word with
+    an ellipsis, so a reader sees that there is more (a click on the cell opens all of it; the CSV has it)."""
+    text = str(text)
+    room = width - _PAD + 2  # fit_config rounds a column's width down and wraps only past 2 px over
+    if lines > 1 and any(len(w) > 25 for w in text.split()):  # the grid breaks a long word where it likes
+        room *= 0.9
+    if _lines(text, room) <= lines:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:  # the longest prefix that fits with its ellipsis
+        mid = (lo + hi + 1) // 2
+        if _lines(text[:mid].rstrip() + ELLIPSIS, room) <= lines:
+            lo = mid
+        else:
+            hi = mid - 1
+    cut = text[:lo]
+    if " " in cut.strip() and lo < len(text) and text[lo:lo + 1] != " ":
+        cut = cut[:cut.rstrip().rfind(" ")]  # at a word
+    return cut.rstrip(" ,;:(–-") + ELLIPSIS
 
 
 def fit_config(frame, *, budget: int = FULL, max_lines: int = 3, config: dict | None = None,
@@ -237,8 +285,12 @@ def fit_config(frame, *, budget: int = FULL, max_lines: int = 3, config: dict | 
     if pinned and cols and cols[0] not in fixed:  # the row's name: never narrowed, never wrapped
         fixed[cols[0]] = int(min(natural[cols[0]] + 6, 260))
     free = [c for c in cols if c not in fixed]
+    floor = {c: max(_MIN, head[c]) for c in free}  # a header is never cut (the grid draws no ellipsis)
+    if pinned and cols and cols[0] in fixed and (config.get(cols[0]) or {}).get("width") is None:
+        # the row's name wraps (down to _FIRST px) before the other headers would be cut
+        spare = budget - sum(floor.values()) - sum(w for c, w in fixed.items() if c != cols[0])
+        fixed[cols[0]] = int(max(min(fixed[cols[0]], spare), min(fixed[cols[0]], max(head[cols[0]], _FIRST))))
     room = budget - sum(fixed.values())
-    floor = {c: max(_MIN, min(head[c], 190)) for c in free}
     width = {c: natural[c] for c in free}
     if sum(width.values()) > room:
         lo, hi = _MIN, max(natural.values())
@@ -272,6 +324,37 @@ def fit_config(frame, *, budget: int = FULL, max_lines: int = 3, config: dict | 
     return out, (None if lines == 1 else max(_WRAP, _ROW + _LINE * (lines - 1)))
 
 
+def _shortened(frame, data, cols, column_config: dict, row_height: int | None):
+    """``frame`` (a DataFrame or a Styler over ``data``) with every text cell of ``cols`` that its row cannot hold
+    :func:`shorten`-ed: the grid cuts such text without an ellipsis."""
+    import pandas as pd
+    from pandas.api.types import is_object_dtype, is_string_dtype
+
+    lines = 1 if row_height is None else max(1, (row_height - _ROW) // _LINE + 1)
+    cut = {}
+    for c in cols:
+        conf = column_config.get(c) or {}
+        if (conf.get("type_config") or {}).get("type") not in (None, "text") or \
+                not (is_object_dtype(data[c]) or is_string_dtype(data[c])):
+            continue
+        width = conf.get("width") or FULL
+        values = data[c].tolist()
+        short = [v if not isinstance(v, str) else shorten(v, width, lines) for v in values]
+        if short != values:
+            cut[c] = short
+    if not cut:
+        return frame
+    under = getattr(frame, "data", None)  # a Styler's frame, else None
+    new = (frame if under is None else under).copy()
+    for c, short in cut.items():
+        new[c] = pd.Series(short, index=data.index, dtype=object)
+    if under is None:
+        return new
+    styled = copy.copy(frame)  # the same styles over the shortened cells
+    styled.data = new
+    return styled
+
+
 def _label(config: dict, c: str) -> str:
     base = config.get(c)
     return (base.get("label") if isinstance(base, dict) else base if isinstance(base, str) else None) or c
@@ -291,10 +374,14 @@ def column_groups(frame, *, config: dict | None = None, budget: int = FULL) -> l
         longest = max((_text_px(v) for v in frame[c].tolist() if v is not None), default=0)
         return max(_text_px(_label(config, c), _HEAD), min(longest, 100))
 
-    if sum(need(c) for c in cols) <= budget * 1.05 or len(cols) < 3:
+    def need_first(c: str) -> float:  # pinned: as wide as its text, wrapping only down to _FIRST (fit_config)
+        longest = max((_text_px(v) for v in frame[c].tolist() if v is not None), default=0)
+        return max(_text_px(_label(config, c), _HEAD), min(longest + 6, 260, max(_FIRST, need(c))))
+
+    if need_first(cols[0]) + sum(need(c) for c in cols[1:]) <= budget * 1.05 or len(cols) < 3:
         return [cols]
     # as few tables as fit, about equally wide (not a full one and a stub)
-    first, rest = need(cols[0]), [need(c) for c in cols[1:]]
+    first, rest = need_first(cols[0]), [need(c) for c in cols[1:]]
     k = math.ceil(sum(rest) / max(budget - first, 1))
     cap = min(budget, first + sum(rest) / k * 1.15)
     groups, cur, used = [], [cols[0]], first
@@ -325,6 +412,7 @@ def frame_table(frame, *, key: str | None = None, config: dict | None = None, bu
     for i, cols in enumerate(groups):
         column_config, row_height = fit_config(data[cols], budget=budget, max_lines=max_lines, config=config,
                                                pinned=pinned)
+        frame = _shortened(frame, data, cols, column_config, row_height)
         args = dict(hide_index=True, key=key if i == 0 or key is None else f"{key}-{i}", width="stretch",
                     column_config=column_config, row_height=row_height, placeholder=MISSING)
         if len(groups) > 1 or columns is not None:

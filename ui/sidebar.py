@@ -15,7 +15,7 @@ from rnnlab.core import baseline, envinfo
 from rnnlab.core.errors import RnnlabError
 from rnnlab.engine import api
 from rnnlab.judge import select
-from rnnlab.core.format import fmt_rate
+from rnnlab.core.format import fmt_rate, fmt_seconds
 
 from . import jobs, nav
 from .common import store
@@ -35,9 +35,36 @@ def _device_line(static: dict, s) -> tuple[str, str | None]:
     return device, (f"matmul rate {fmt_rate(rate)} (this machine's probe)" if rate else None)
 
 
+RUN_AREA = "_run_area"  # session_state: this script run's container at the top of the sidebar
+
+
+def run_area():
+    """Where a page shows the progress, Cancel and outcome of a run (``jobs.panel``): the top of the sidebar, in
+    view however far the page is scrolled (a Run button sits low on a long page, the main column's top is then out of
+    view). Then the estimate of the run going on (``api.estimate``), since the progress line counts only elapsed
+    time."""
+    area = st.session_state.get(RUN_AREA)
+    return area if area is not None else st.container()
+
+
+def run_estimate() -> None:
+    """The total time the runs going on should take here, by ``api.estimate``, under their progress lines."""
+    for job in jobs.manager().active():
+        try:
+            est = api.estimate(job.plan, store=store())
+        except RnnlabError:
+            continue
+        left = max(0.0, est.seconds - job.elapsed())
+        st.caption(f"About {fmt_seconds(left)} left of about {fmt_seconds(est.seconds)} "
+                   + ("(by this machine's earlier runs)" if est.from_timings else "(a rough guess: no earlier run "
+                                                                                   "of these variants here)")
+                   + ", as of this page's last refresh.")
+
+
 def render() -> None:
     static = envinfo.static_env()
     with st.sidebar:
+        st.session_state[RUN_AREA] = st.container()  # filled by the page (run_area), above everything else
         if nav.page_file("glossary"):  # the words every page uses: seed, variant names, zofm, roofline
             st.page_link(nav.page_file("glossary"), label="Words used here", icon=":material/menu_book:",
                          help="The Glossary: seeds and 'seed 000 §3.1', the variant names, zofm, roofline, ratios "

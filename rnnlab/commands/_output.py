@@ -98,14 +98,16 @@ def _is_ratio(cells: Sequence[str]) -> bool:
     return bool(shown) and all(_RATIO.match(c) for c in shown)
 
 
-def fit(view, width: int):
+def fit(view, width: int, only: Sequence[str] | None = None, picked: list | None = None):
     """``view`` (a ``TableView``) narrowed to ``width`` columns: (the view to render, the lines under it).
 
     Columns by priority: the first (variant); "check", "error" and "measured on"; the ratio columns (their
     headers' "vs <reference>" shortened to "vs ref", the caption names the reference); the key metrics
     (:data:`KEY_METRICS`); then the rest in the table's order, each one that still fits. Columns with nothing in
     them are dropped; long text is clipped (``core.format.clip``); a "check" sentence is never cut: the column
-    says "see below" and the sentence follows the table. The last line names the columns left out."""
+    says "see below" and the sentence follows the table. The last line names the columns left out. The
+    reference's row goes first. ``only``: the columns to choose from (:func:`tables`: the same columns for every
+    table of one kind); ``picked``: a list that receives the names of the columns shown."""
     from rnnlab.core.views import TableView, without_bounds
 
     view = without_bounds(view)
@@ -131,12 +133,13 @@ def fit(view, width: int):
             natural[i] = max([len(cols[i])] + [len(r[i]) for r in rows])
         if f"against {ref}" not in view.caption:
             under.insert(0, f"ref: {ref}")
+        rows.sort(key=lambda r: r[0] != ref)  # the reference first: every ratio below is read against it
     flags = [i for i in range(1, n) if cols[i] in (CHECK, ERROR, "measured on")]
     # forward and train ratios before the key metrics, the other ratios after them
     first_ratios = [i for i in ratios if cols[i].startswith(("forward", "train"))]
     key = [i for name in KEY_METRICS for i in range(1, n) if cols[i] == name]
     order = list(dict.fromkeys([0, *flags, *first_ratios, *key[:3], *ratios, *key, *range(1, n)]))
-    order = [i for i in order if i not in empty]
+    order = [i for i in order if i not in empty and (only is None or view.columns[i] in only or i == 0)]
 
     def least(i: int) -> int:  # a long text column ("what runs", "error") is clipped down to this at most
         if i == 0:
@@ -158,6 +161,8 @@ def fit(view, width: int):
             shown[i] += extra
             used += extra
     keep = sorted(shown)
+    if picked is not None:
+        picked.extend(view.columns[i] for i in keep)
     left = [cols[i] for i in range(n) if i not in shown and i not in empty]
     fitted = TableView(
         title="\n".join(wrap(view.title, width)),
@@ -169,6 +174,36 @@ def fit(view, width: int):
         under.append(clip(f"{len(left)} more column{'s' if len(left) != 1 else ''} ({WIDE}): "
                           + ", ".join(left), width))
     return fitted, under
+
+
+def tables(views: Sequence, width: int | None) -> str:
+    """Several tables for the terminal (:func:`table`), those with the same columns showing the same ones: chosen
+    once over all their rows together, so that a column does not come and go from one table to the next."""
+    from rnnlab.core.views import TableView, without_bounds
+
+    views = [without_bounds(v) for v in views]
+    if width is None:
+        return "\n\n".join(table(v, None) for v in views)
+    chosen: dict[tuple, list[str]] = {}
+    for v in views:
+        if v.columns not in chosen:
+            kin = [u for u in views if u.columns == v.columns]
+            merged = TableView(title=v.title, caption=v.caption, columns=v.columns,
+                               rows=tuple(r for u in kin for r in u.rows))
+            picked: list[str] = []
+            fit(merged, width, picked=picked)
+            chosen[v.columns] = picked
+    out = []
+    for v in views:
+        fitted, under = fit(v, width, only=chosen[v.columns])
+        out.append("\n".join([_text_table(fitted, width)] + under))
+    return "\n\n".join(out)
+
+
+def _text_table(view, width: int) -> str:
+    from rnnlab.present.tables import text_table
+
+    return text_table(view, max_width=max(width, 1))
 
 
 def table(view, width: int | None) -> str:

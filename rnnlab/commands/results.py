@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from rnnlab.commands._output import WIDTH, printable, table, width_of
+from rnnlab.commands._output import WIDTH, printable, width_of
+from rnnlab.commands._output import tables as tables_text
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
 
@@ -55,7 +56,7 @@ def _text(recs, *, fmt: str, width: int | None) -> str:
         from rnnlab.exporters import md
 
         return md.render_tables(views) if hasattr(md, "render_tables") else "\n\n".join(_md(v) for v in views)
-    return "\n\n".join(table(v, width) for v in views)
+    return tables_text(views, width)  # tables of one kind show the same columns
 
 
 def _md(view) -> str:

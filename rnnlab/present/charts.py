@@ -170,8 +170,12 @@ def sweep(records: Sequence[Record], *, x: str = "seq_len", metric: str = "fwd_m
     if df.empty or df[x].nunique() < 2:
         return None
     scale = alt.Scale(type="log") if log else alt.Scale()
+    xs = sorted(float(v) for v in df[x].unique())
+    # the swept axis spans the points measured (25 to 400, not a nice 10 to 1000), a tick at each of them
+    x_scale = alt.Scale(type="log" if log else "linear", domain=[xs[0], xs[-1]], nice=False)
     base = alt.Chart(df).encode(
-        x=alt.X(f"{x}:Q", scale=scale, title=x), y=alt.Y(f"{metric}:Q", scale=scale, title=fmt.label(metric)),
+        x=alt.X(f"{x}:Q", scale=x_scale, title=x, axis=alt.Axis(values=xs, format="~g")),
+        y=alt.Y(f"{metric}:Q", scale=scale, title=fmt.label(metric)),
         color=_color(df, legend=True), detail="line:N",
         tooltip=["variant", "machine", "source", x, alt.Tooltip(f"{metric}:Q", format=".3g"), "rounds"])
     lines = base.mark_line().encode(strokeDash=_dash(df))
@@ -182,7 +186,7 @@ def sweep(records: Sequence[Record], *, x: str = "seq_len", metric: str = "fwd_m
     title = f"{fmt.label(metric)} against {x}"
     if not spread.empty:
         bars = alt.Chart(spread).mark_errorbar(ticks=True).encode(
-            x=alt.X(f"{x}:Q", scale=scale), y=alt.Y("round_min:Q", scale=scale, title=fmt.label(metric)),
+            x=alt.X(f"{x}:Q", scale=x_scale), y=alt.Y("round_min:Q", scale=scale, title=fmt.label(metric)),
             y2="round_max:Q", color=_color(spread), detail="line:N",
             tooltip=["variant", "machine", x, "rounds", alt.Tooltip("round_min:Q", format=".3g", title="min"),
                      alt.Tooltip("round_max:Q", format=".3g", title="max")])

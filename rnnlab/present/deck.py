@@ -203,9 +203,17 @@ def short_subtitle(report: Report) -> str:
     configuration the title already names, the machine, versions and dates the title slide's facts give, and the
     method, which the table's slide carries in its caption."""
     title = report.title.lower()
-    kept = "; ".join(c.strip() for c in re.split(r";\s+", report.subtitle or "")
-                     if c.strip() and c.strip().lower() not in title and not _SAID_ELSEWHERE.search(c))
-    return kept if len(kept) <= SUBTITLE_MAX else ""  # longer: a method, which the table's caption says
+    kept = []
+    for sentence in re.split(r"(?<=\.)\s+", report.subtitle or ""):  # a sentence about the source goes whole
+        if _SAID_ELSEWHERE.search(sentence) and not re.search(r";\s", sentence):
+            continue
+        kept += [c.strip() for c in re.split(r";\s+", sentence)
+                 if c.strip() and c.strip().rstrip(".").lower() not in title and not _SAID_ELSEWHERE.search(c)]
+    text = "; ".join(kept)
+    numbers = re.findall(r"\d+", text)
+    if numbers and any(all(n in t for n in numbers) for t in report.takeaways):
+        return ""  # the takeaways say it
+    return text if len(text) <= SUBTITLE_MAX else ""  # longer: a method, which the table's caption says
 
 
 def plain(text: str) -> str:
