@@ -155,7 +155,7 @@ PARAMS: dict[str, Param] = {p.name: p for p in [
 
 # Params added after records were first stored, with the value a record without them was measured with: a stored
 # record lacking ``rounds`` ran one round (schema 1). Comparisons of params fill these in (judge.select.same_config).
-IMPLIED: dict[str, Any] = {"rounds": 1, "protocol": "sequential"}
+IMPLIED: dict[str, Any] = {"rounds": 1, "protocol": "sequential", "budget_s": 120, "live": 16}
 
 
 @dataclass(frozen=True)

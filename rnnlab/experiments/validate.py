@@ -24,6 +24,7 @@ import unicodedata
 from typing import Any
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.params import IMPLIED
 from rnnlab.core.record import Record, finite_number
 
 LINE_CHARS = 200  # a name, a param's or an env field's text
@@ -272,7 +273,7 @@ def problems(record: Record, registry: dict, *, unknown_params: bool = True) -> 
         out.append(f"variant={record.variant!r} is not a variant of {exp.name}")
     known = set(exp.params.names())
     if unknown_params:  # an import: records carry every param, defaults filled in (DESIGN.md)
-        missing = [k for k in exp.params.names() if k not in record.params]
+        missing = [k for k in exp.params.names() if k not in record.params and k not in IMPLIED]
         if missing:
             out.append(f"params.{missing[0]}: missing (a record holds every param of {exp.name})")
     for k, v in record.params.items():
