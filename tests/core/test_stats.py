@@ -50,3 +50,19 @@ def test_candidate_interval_rules():
     assert prediction(a[:1], b[:1], "t") is None  # one round: no spread to predict from
     assert prediction([{"t": 1.0}] * 3, [{"t": 1.0}] * 3, "t") == (1.0, 1.0)
     assert quartile_union([{"x": 1.0}], [{"x": 1.0}], "t") is None
+
+
+def test_session_intervals_pair_through_the_reference_brackets():
+    """Two arms of one interleaved session compare cycle by cycle through their reference brackets; an arm against
+    the reference uses its own brackets; the reference against an arm is the inverse."""
+    from rnnlab.core.stats import session_interval
+
+    load = [[1.0, 1.5, 1.0, 2.0, 1.2, 1.1]]  # the machine's load at each cycle: it cancels out
+    a = {"fwd_ms": [[2.0 * x for x in load[0]]], "fwd_ms@ref": [[1.0 * x for x in load[0]]]}
+    b = {"fwd_ms": [[3.0 * x for x in load[0]]], "fwd_ms@ref": [[1.0 * x for x in load[0]]]}
+    ref = {"fwd_ms": [[1.0] * 13]}  # its own windows: not aligned with anything
+    ab = session_interval(a, b, "fwd_ms")
+    assert ab.how == "paired" and ab.lo == ab.mid == ab.hi == pytest.approx(2 / 3)
+    assert session_interval(a, ref, "fwd_ms").mid == pytest.approx(2.0)
+    assert session_interval(ref, b, "fwd_ms").mid == pytest.approx(1 / 3)
+    assert session_interval(ref, ref, "build_s") is None
