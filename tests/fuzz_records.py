@@ -180,7 +180,8 @@ def readers(store, out_dir: Path, *, heavy: bool) -> list[tuple[str, Callable[[]
     calls.append(("results page", lambda: (results_page.frame(recs), results_page.by_machine(recs),
                                            results_page.csv_bytes(recs), results_page.json_bytes(recs))))
     if heavy:
-        calls.append(("export --format csv", lambda: export.run(fmt="csv", out=str(out_dir / "csv") + "/", store=store)))
+        calls.append(("export --format csv",
+                      lambda: export.run(fmt="csv", out=str(out_dir / "csv") + "/", store=store)))
         calls.append(("export --format md", lambda: export.run(fmt="md", out=str(out_dir / "all.md"), store=store)))
         calls.append(("export --view unrolling --format pptx",
                       lambda: export.run(fmt="pptx", view="unrolling", out=str(out_dir / "u.pptx"), store=store)))

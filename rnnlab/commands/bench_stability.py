@@ -242,8 +242,9 @@ def keep(res: Result, path: str) -> None:
         Path(path).write_text(json.dumps(rows, indent=1))
     except OSError as e:
         why = e.strerror or str(e)
-        raise RnnlabError(f"--keep {clip(path)}: {'the disk is full (' + why + ')' if e.errno == errno.ENOSPC else why}")\
-            from None
+        if e.errno == errno.ENOSPC:
+            why = f"the disk is full ({why})"
+        raise RnnlabError(f"--keep {clip(path)}: {why}") from None
 
 
 

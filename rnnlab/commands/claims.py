@@ -50,8 +50,9 @@ def run(*, fmt: str = "table", status: str | list[str] | tuple[str, ...] | None 
         raise RnnlabError(f"seed {clip(repr(bad[0]))} has no claims; known seeds: {', '.join(claim_views.SEEDS)}")
     store = store or Store(readonly=True)  # reading never writes (nor waits for a writer to finish)
     records = select.combined(store, bundled=include_baseline)
-    return select.survive(lambda recs: printable(_text(recs, fmt=fmt, seeds=seeds, statuses=statuses, width=width)), records,
-                          what="claims")
+    return select.survive(
+        lambda recs: printable(_text(recs, fmt=fmt, seeds=seeds, statuses=statuses, width=width)), records,
+        what="claims")
 
 
 def _text(records, *, fmt: str, seeds: list[str], statuses: list, width: int | None) -> str:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rnnlab.core.errors import RnnlabError
 from rnnlab.core import outpath
+from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 from rnnlab.core.store import Store
 
@@ -39,7 +39,8 @@ def setup_arguments(sub) -> None:
 
 
 def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None = None, columns: str | None = None,
-        full: bool = False, include_baseline: bool = True, store: Store | None = None, force: bool = False) -> list[Path]:
+        full: bool = False, include_baseline: bool = True, store: Store | None = None,
+        force: bool = False) -> list[Path]:
     from rnnlab import experiments, exporters
     from rnnlab.judge import select
     from rnnlab.present import deck, report  # heavy imports only when exporting
@@ -70,10 +71,10 @@ def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None =
         except RnnlabError:
             env = None
 
-        def page(rs):
+        def show(rs):
             rep = deck.page_view(view, rs, env=env)
             return deck.talk(rep, chosen) if fmt == "pptx" else rep
-        return exporters.export(select.survive(page, recs, what=f"the {page_name(view)} page"), fmt, out)
+        return exporters.export(select.survive(show, recs, what=f"the {page} page"), fmt, out)
     # an experiment's export is its page's report: every experiment that page shows (varlen, padding and seed003
     # share one page); the Claims page ("claims") reads every experiment's records, knobs|precision|training their own
     topic = report.TOPICS.get(experiment)
@@ -82,12 +83,6 @@ def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None =
         recs = [r for r in recs if r.experiment in shown]
     rep = select.survive(lambda rs: report.build(rs, experiment=experiment), recs, what="the export")
     return exporters.export(rep, fmt, out)  # a str: a trailing "/" means "a folder"
-
-
-def page_name(view: str) -> str:
-    from rnnlab.present import deck
-
-    return deck.parse_view(view)[0]
 
 
 def main(args) -> int:

@@ -247,7 +247,7 @@ def _points(g: Group, variant: str) -> dict[int, Record]:
 def build_scaling(records: Sequence[Record]) -> list[Finding]:
     """How static_rnn's build time grows with seq_len (from a sweep on one machine), next to dynamic_rnn's."""
     recs = [r for r in records if r.experiment == "unroll" and r.ok and r.variant in ("tf1_static", "tf1_dynamic")
-            and r.metrics.get("build_s")]
+            and (r.metrics.get("build_s") or 0) > 0]  # a log-log slope: positive times only
     sweeps = [g for g in select.series(recs, "seq_len", experiment="unroll") if len(_points(g, "tf1_static")) >= 3]
     g = select.headline(sweeps, seed=SEED)
     if g is None:

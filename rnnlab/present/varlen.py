@@ -418,7 +418,8 @@ def cost_table(records: Sequence[Record], *, title: str | None = None) -> TableV
         raw.append([r.variant, padding_exp.LABELS.get(r.variant, r.variant), *vals, r.error])
     p = dict(recs[0].params) if recs else {}
     n_seq = p.get("n_sequences")
-    extra = (f"{f'{n_seq:,}' if isinstance(n_seq, int) else '?'} sequences, lengths {p.get('lengths')}, batch {p.get('batch')}, "
+    extra = (f"{f'{n_seq:,}' if isinstance(n_seq, int) else '?'} sequences, lengths {p.get('lengths')}, "
+             f"batch {p.get('batch')}, "
              f"{p.get('buckets')} buckets; median of {p.get('repeats')} epoch{'s' if p.get('repeats') != 1 else ''}; "
              f"{COST_MEANING}" if p else "")
     return _view(title or f"Padding strategies: {fmt.fmt_params(p)}", _caption(recs, extra), cols, rows, raw, recs)

@@ -137,3 +137,21 @@ def test_the_fastest_finding_needs_a_ratio_not_a_crash():
     broken = [r.with_(metrics={**r.metrics, "train_ms": -1.0}, rounds=tuple({**x, "train_ms": -1.0} for x in r.rounds))
               for r in recs]
     assert findings.fastest(broken) == []
+
+
+@pytest.mark.slow  # every page over every bundled record, three times
+@pytest.mark.parametrize("value", [0.0, 1.7e308, -1.0])
+def test_every_page_view_survives_every_metric_set_to(value):
+    """Past the validator (records an older rnnlab stored): every page's view and report still renders."""
+    import importlib
+
+    from rnnlab.present import deck
+
+    recs = [Record.from_dict(d) for d in BASE]
+    recs = [r.with_(metrics={k: value for k in r.metrics}, rounds=tuple({k: value for k in x} for x in r.rounds))
+            for r in recs]
+    for page in deck.PAGES:
+        mod = importlib.import_module(f"rnnlab.present.{page}")
+        mod.view(recs, {}, None)
+        if hasattr(mod, "report"):
+            mod.report(recs)

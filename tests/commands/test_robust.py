@@ -87,7 +87,8 @@ def test_stdout_to_a_full_disk_is_one_line_and_exit_2():
         r = subprocess.run([sys.executable, "-m", "rnnlab", "list"], stdout=full, stderr=subprocess.PIPE, text=True,
                            timeout=120)
     assert r.returncode == 2, r.stderr
-    assert r.stderr.strip().splitlines() == ["rnnlab: error: cannot write the output: the disk is full (No space left on device)"]
+    assert r.stderr.strip().splitlines() == [
+        "rnnlab: error: cannot write the output: the disk is full (No space left on device)"]
 
 
 def test_stdout_to_a_closed_pipe_exits_quietly():
