@@ -113,6 +113,19 @@ r.code(spec["right_code"], language="python", line_numbers=True, wrap_lines=True
 with st.expander("What both programs are given"):
     st.caption(spec["given"])
 
+_said: set[str] = set()
+
+
+def caption(text: str) -> None:
+    """A table's caption without the clauses this page said already (the sizes, the machine): each fact once."""
+    clauses = [c for c in text.split("; ") if c.strip()]
+    new = [c for c in clauses if c.strip().rstrip(".") not in _said]
+    _said.update(c.strip().rstrip(".") for c in clauses)
+    if new:
+        line = "; ".join(new)
+        st.caption(line[:1].upper() + line[1:])
+
+
 st.subheader(PV.happened_heading(rec))
 if rec is None:
     if busy:
@@ -137,7 +150,8 @@ else:  # (its headline opens the section above)
         st.markdown("In words:\n" + "\n".join(f"- {ui.md_escape(part.strip())}" for part in o.result.split(" | ")))
     for view in (PV.facts(rec), PV.cases(rec)):
         if view is not None:
-            ui.table(view, max_lines=4)
+            ui.table(view, max_lines=4, caption=False)
+            caption(view.caption)
     for v in PV.variations(rec):
         with st.expander(f"Also tried: {v['case']} ({'runs' if v['builds'] else v['error_type']})"):
             st.code(v["code"], language="python", line_numbers=True)
@@ -164,13 +178,13 @@ if fam:
                 icon=":material/info:")
     else:
         ui.frame_table(PV.to_frame(matrix), height="content", key=P + "matrix", max_lines=4)
-        st.caption(matrix.caption)
+        caption(matrix.caption)
 
 # -- all pitfalls --------------------------------------------------------------------------------------------------
 st.header("All pitfalls at these settings", divider="gray")
 summary = PV.summary(sel.shown, params)
 ui.frame_table(PV.to_frame(summary), height="content", key=P + "summary", max_lines=4)
-st.caption(summary.caption)
+caption(summary.caption)
 if sel.shown:  # what `python -m rnnlab export --view pitfalls?...` writes: this pitfall, its family, the summary
     with ui.guard("Preparing the downloads"):
         ui.downloads.buttons(ui.shared(records, PV.view, records,

@@ -40,8 +40,12 @@ def text(data: list[dict], width: int | None = WIDTH) -> str:
         out += wrap(f"  {e['summary']}", width, "  ")
         out += wrap("  variants: " + ", ".join(v["name"] for v in e["variants"]), width, " " * 12)
         out += wrap("  presets:  " + ", ".join(e["presets"]), width, " " * 12)
+        # columns as wide as this experiment's longest name, type and default: a long default never shifts a row
+        name_w = max([len(p["name"]) for p in e["params"]] + [20])
+        type_w = max([len(p["type"]) for p in e["params"]] + [8])
+        default_w = max([len(str(p["default"])) for p in e["params"]] + [10])
         for p in e["params"]:
-            head = f"    {p['name']:<20} {p['type']:<8} default {str(p['default']):<10} "
+            head = f"    {p['name']:<{name_w}} {p['type']:<{type_w}} default {str(p['default']):<{default_w}} "
             out += wrap(head + str(p["limits"]), width, " " * len(head))
         out.append("")
     return "\n".join(out)

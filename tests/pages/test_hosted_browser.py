@@ -26,6 +26,10 @@ def main_text(page) -> str:
     return page.locator('[data-testid="stMain"]').inner_text()
 
 
+def sidebar_text(page) -> str:
+    return page.locator('[data-testid="stSidebar"]').inner_text()
+
+
 def upload(page, name: str, data: bytes) -> None:
     """Put one file into the Results page's import uploader (its expander opened first)."""
     box = page.locator('[data-testid="stFileUploader"]')

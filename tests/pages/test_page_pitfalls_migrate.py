@@ -520,7 +520,7 @@ def test_pages_render_from_the_store_fast_and_never_import_tensorflow(records, t
     print("render times (s):", {k: round(v, 3) for k, v in out["pages"].items()})
     assert not out["exceptions"]
     assert out["tensorflow"] is False and out["keras"] is False
-    assert len(out["tables"][PIT]) >= 4 and len(out["tables"][MIG]) >= 4, out["tables"]  # stored results shown
+    assert len(out["tables"][PIT]) >= 4 and len(out["tables"][MIG]) >= 3, out["tables"]  # stored results shown
     for page, dt in out["pages"].items():
         assert dt < 1.5, f"{page} took {dt:.2f} s"
 
