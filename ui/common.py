@@ -78,7 +78,7 @@ def store() -> Store:
 # A page's view is a pure function of the records and the page's settings, so it is computed once per (records'
 # version, settings) and shared (``core.memo``): ``records()`` is read once per version of the store and of the bundled
 # files, and ``shared(records, fn, ...)`` keys a view on that version and its other arguments.
-VIEWS = Memo(size=256)
+VIEWS = Memo(size=128)  # a page view with its chart data: up to a few MB each
 
 
 class Records(list):
