@@ -5,7 +5,6 @@ import hashlib
 import streamlit as st
 
 import ui
-from rnnlab.core.errors import RnnlabError
 from rnnlab.present import results as R
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
@@ -38,18 +37,7 @@ with st.expander("Import a results file", icon=":material/upload_file:"):
         seen = (up.file_id, up.name, up.size)
         if seen not in done:  # import once per uploaded file, not on every rerun
             if HOSTED:  # booked against every visitor's uploads before it is read; its bytes dropped once read
-                try:
-                    held_before = ui.uploads.held_bytes()
-                    ui.uploads.book([up], what=up.name)
-                    recs = R.read_upload(up.getvalue(), name=up.name, held=ui.uploads.held()[0],
-                                         held_bytes=held_before, max_records=lim.import_records,
-                                         max_mb=lim.import_mb)
-                    ui.uploads.keep(recs)
-                    ok, n = True, len(recs)
-                except RnnlabError as e:
-                    ui.uploads.unbook([up])
-                    ok, n = False, str(e)
-                ui.uploads.drop([up])
+                ok, n = ui.uploads.import_results(up, lim)
             else:
                 ok, n = R.import_upload(up.getvalue(), name=up.name, store=ui.store())
             if ok:

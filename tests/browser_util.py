@@ -72,6 +72,17 @@ def streamlit_server(store: str | os.PathLike, *, env: dict | None = None, timeo
         log.close()
 
 
+def server_pid(url: str) -> int:
+    """The pid of the server listening on ``url``'s port (this machine's sockets, read with psutil)."""
+    import psutil
+
+    port = int(url.rsplit(":", 1)[1])
+    for c in psutil.net_connections(kind="tcp"):
+        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
+            return c.pid
+    raise RuntimeError(f"no process listens on port {port}")
+
+
 @contextlib.contextmanager
 def chromium_page(width: int = 1500, height: int = 1000):
     from playwright.sync_api import sync_playwright

@@ -78,7 +78,7 @@ def store() -> Store:
 # A page's view is a pure function of the records and the page's settings, so it is computed once per (records'
 # version, settings) and shared (``core.memo``): ``records()`` is read once per version of the store and of the bundled
 # files, and ``shared(records, fn, ...)`` keys a view on that version and its other arguments.
-VIEWS = Memo(size=256)
+VIEWS = Memo(size=128)  # a page view with its chart data: up to a few MB each
 
 
 class Records(list):
@@ -117,7 +117,15 @@ def _memo(version: tuple) -> Memo:
 
 
 def _key(x) -> object:
-    return x.version if isinstance(x, Records) else repr(x)
+    """An argument of a shared view as part of its key. Records drawn from ``records()`` at one version (the key
+    holds the version) are told apart by key, source and time: their repr would cost ~0.1 ms each on every rerun."""
+    if isinstance(x, Records):
+        return x.version
+    if isinstance(x, Record):
+        return ("record", x.key, x.source, x.created_at, x.cached)
+    if isinstance(x, (list, tuple)) and x and all(isinstance(r, Record) for r in x):
+        return (type(x).__name__,) + tuple(_key(r) for r in x)
+    return repr(x)
 
 
 def shared(records, fn, /, *args, **kw):

@@ -6,10 +6,9 @@ closed tab's session for a reconnect without ever shutting it down: uploads outl
 - a file is booked against one budget for every session (``hosted.Limits.uploads_total_mb``), checked for size and
   count, before the page reads it; a file over a cap is dropped from Streamlit's memory at once;
 - a results file is parsed into records kept for its session only, and its bytes are dropped once read;
-- a sweeper thread releases every session that has been gone for ``GRACE_S`` (its records, its bookings, and, by
-  closing it in Streamlit, its session state, uploaded files and download bytes) and hands the freed memory back
-  to the system. Streamlit itself keeps a closed tab's session for a reconnect and never shuts it down: each
-  visitor's state and downloads stayed for good.
+- hosted, a sweeper thread releases every session that has been gone for ``GRACE_S`` (its records, its bookings,
+  and, by closing it in Streamlit, its session state, uploaded files and download bytes: a closed tab's state and
+  downloads stayed for good otherwise) and hands the freed memory back to the system.
 """
 
 from __future__ import annotations
@@ -41,6 +40,12 @@ def _runtime():
     return runtime.get_instance() if runtime.exists() else None
 
 
+def _hosted() -> bool:
+    from ui.jobs import hosted_mode
+
+    return hosted_mode()
+
+
 VISIT = "_rnnlab_visit"  # session_state: this visit's own token, beside Streamlit's session id
 
 
@@ -54,14 +59,10 @@ def _session_id() -> str | None:
     ctx = get_script_run_ctx()
     if ctx is None:
         return None
-    with _seen_lock:
-        _seen[ctx.session_id] = None
+    if _hosted():  # on one's own machine a tab's session is left to Streamlit (a reconnect keeps its state)
+        with _seen_lock:
+            _seen[ctx.session_id] = None
     return f"{ctx.session_id}/{st.session_state.setdefault(VISIT, uuid.uuid4().hex)}"
-
-
-def _alive(key: str) -> bool:
-    rt = _runtime()
-    return rt is None or rt.is_active_session(key.split("/", 1)[0])
 
 
 def _trim() -> None:
@@ -188,3 +189,22 @@ def keep(records) -> None:
     sid = _session_id()
     if sid is not None:
         ledger().keep(sid, records)
+
+
+def import_results(up, lim: hosted.Limits) -> tuple[bool, object]:
+    """A hosted visitor's results file: booked, read (``present.results.read_upload``: validated, never stored),
+    its records kept for this session, its bytes dropped from the server. (True, number of records) or (False, why)."""
+    from rnnlab.present import results
+
+    try:
+        before = held_bytes()
+        book([up], what=up.name)
+        recs = results.read_upload(up.getvalue(), name=up.name, held=held()[0], held_bytes=before,
+                                   max_records=lim.import_records, max_mb=lim.import_mb)
+        keep(recs)
+        return True, len(recs)
+    except RnnlabError as e:
+        unbook([up])
+        return False, str(e)
+    finally:
+        drop([up])
