@@ -15,6 +15,7 @@ from rnnlab.judge import select
 from rnnlab.core import baseline
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.memo import Memo
+from rnnlab.core.record import Record
 from rnnlab.core.store import Store, default_path
 from rnnlab.core.format import MISSING
 from rnnlab.core.views import ChartView, TableView, to_frame

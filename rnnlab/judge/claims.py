@@ -439,7 +439,7 @@ def _j_not_slower(records, c):
         seed_cfg=seeds.SEED_000, at_least=-rules.MARGIN, names=("dynamic_rnn", "static_rnn"),
         why_holds=f"dynamic_rnn is faster, or slower by less than the noise ({_MARGIN}, or overlapping quartiles of "
                   "the timed steps).",
-        why_not=f"static_rnn is more than {_MARGIN} faster here: the unrolled graph avoids the while_loop's "
+        why_not=f"static_rnn is faster here, past the {_MARGIN} margin: the unrolled graph avoids the while_loop's "
                 "per-iteration overhead.",
         why_depends="Where dynamic_rnn falls behind, it is the while_loop's per-iteration overhead (frame bookkeeping, "
                     "TensorArray reads and writes) that the unrolled graph does not pay.")
@@ -452,7 +452,7 @@ def _j_short_static(records, c):
         at_least=-rules.MARGIN, names=("static_rnn", "dynamic_rnn"),
         why_holds=f"for short sequences (<= 25 steps) static_rnn is at least as fast as dynamic_rnn (within "
                   f"{_MARGIN}), so choosing it costs nothing.",
-        why_not=f"even for short sequences static_rnn is more than {_MARGIN} slower than dynamic_rnn here.")
+        why_not=f"even for short sequences static_rnn is slower than dynamic_rnn here, past the {_MARGIN} margin.")
 
 
 def _j_keras(records, c):
@@ -465,7 +465,7 @@ def _j_keras(records, c):
     st = rules.combine([a.status, b.status])
     why = {"holds": "the Keras 3 layer (on CPU the generic loop, on a GPU cuDNN where eligible) beats both TF1 paths "
                     f"by {_MARGIN} or more.",
-           "does not hold": f"the Keras 3 layer is not {_MARGIN} faster than the TF1 paths here; on a CPU it has no "
+           "does not hold": f"the Keras 3 layer is not faster than the TF1 paths here by the {_MARGIN} margin; on a CPU it has no "
                             "fused kernel (cuDNN is GPU-only), so it runs a while_loop much like dynamic_rnn.",
            NOISY: _WHY_NOISY,
            }.get(st, "faster than one TF1 path or in one measure, not in all (see measured)")

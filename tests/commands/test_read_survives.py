@@ -5,7 +5,6 @@ are left out with one warning by every read command; a record a reader still can
 import copy
 import csv
 import io
-import json
 
 import pytest
 

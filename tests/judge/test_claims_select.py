@@ -172,7 +172,6 @@ def _md_table(text: str, title: str) -> list[list[str]]:
 
 def test_export_claims_is_the_pages_table(tmp_path):
     from rnnlab.commands import export
-    from rnnlab.core import baseline
 
     store = Store()
     store.put_many(_two_machines())

@@ -1,6 +1,5 @@
 """Issue 13: a damaged checkpoint is one line naming the file and why (exit 2), never TensorFlow's IndexError."""
 
-import json
 import os
 import subprocess
 import sys
