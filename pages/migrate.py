@@ -124,6 +124,7 @@ if row.no_equivalent:
 st.caption(f"Converter: {row.converter}." + (f" Not checkable here: {' '.join(row.not_checked)}"
                                                if row.not_checked else ""))
 lv = checks[row_variant]
+seen = ""  # the machine the page has named: said once
 if lv.record is None:
     with ui.guard("This check cannot run"):
         ui.how_to_get(MV.cli_command(preset, cell, layers, [row_variant]), page="migrate",
@@ -135,7 +136,8 @@ else:
     else:
         (st.success if rec.metrics.get("passed") else st.error)(MV.check_headline(rec, exact=lv.exact),
                                                                  icon=":material/fact_check:")
-    st.caption(f"Ran {MV.ran_note(rec)}. Seen on {MV.seen_on([rec])}.")
+    seen = MV.seen_on([rec])
+    st.caption(f"Ran {MV.ran_note(rec)}. Seen on {seen}.")
     if rec.ok:
         ui.table(MV.check_table(rec), caption=False)
         facts = MV.extra_facts(rec)
@@ -167,7 +169,8 @@ else:
                                          icon=":material/check_circle:" if passed else ":material/cancel:")
     how_demo.caption(f"Ran {MV.ran_note(demo)}; checkpoint variables: "
                      f"{', '.join(demo.details.get('checkpoint_variables') or [])}; .keras file "
-                     f"{demo.details.get('keras_file_mb', 0) * 1024:.0f} KB. Seen on {MV.seen_on([demo])}.")
+                     f"{demo.details.get('keras_file_mb', 0) * 1024:.0f} KB."
+                     + (f" Seen on {MV.seen_on([demo])}." if MV.seen_on([demo]) != seen else ""))
     ui.table(MV.demo_table(demo), caption=False)
 
 

@@ -180,7 +180,7 @@ def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name:
 def fastest(records: Sequence[Record]) -> list[Finding]:
     """The fastest and slowest training step among the variants measured together at one configuration (at least
     three of them; the configuration the headline rule picks)."""
-    timed = [_only(g, lambda r: bool(r.metrics.get("train_ms"))) for g in _groups(records)]
+    timed = [_only(g, lambda r: (r.metrics.get("train_ms") or 0) > 0) for g in _groups(records)]
     g = select.headline([g for g in timed if len(g.records) >= 3], seed=SEED)
     if g is None:
         return []

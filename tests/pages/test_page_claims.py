@@ -179,7 +179,7 @@ def test_sections_show_knobs_precision_training_with_charts():
     assert len(at.get("vega_lite_chart")) == 4  # knobs, precision, training accuracy and time per epoch
     text = plain(" ".join(m.value for m in at.markdown))
     assert "Device: CPU" in text
-    assert "keras in mixed_float16 runs about as fast as float32" in text  # the dtype notes, from fwd_vs_float32
+    assert "keras in mixed_float16 runs its forward pass 1." in text  # from fwd_vs_float32, core.wording
     assert "On this CPU, each variant's worker timed" in text  # this machine's records: "this CPU"
     assert "dynamic_rnn's TF1 cells ignored it" in text and "even though this CPU has avx512_fp16" in text
     assert "STORED PROSE" not in text  # never the worker's stored sentences
@@ -244,7 +244,7 @@ def test_too_noisy_to_call_has_its_card_filter_and_colour():
     frame = claims_frame(at)
     assert list(frame["verdict"]) == ["too noisy to call"] * 2 and frame["claim (the seed's words and figure)"].iloc[0] \
         == CPU_SPEED.text
-    assert any("0.80x (0.47–1.39) across 3 rounds" in plain(m.value) for m in at.markdown)  # the claim in detail
+    assert any("0.80x static_rnn's time (0.47–1.39x)" in plain(m.value) for m in at.markdown)  # the claim in detail
     assert at.selectbox(key="claims.detail").value == CPU_SPEED.id  # the first claim shown, in detail
 
 
