@@ -48,15 +48,10 @@ class WorkerContext:
     phases: list = field(default_factory=list)
     channel: Channel | None = None  # set when the point runs interleaved
     inject: float = 0.0  # calibration: extra work per timed window of steps (0.1: one extra step in ten)
-    windows: dict = field(default_factory=dict)  # metric -> this worker's window values (in the metric's unit)
 
     @property
     def tf_device(self) -> str:
         return f"/{self.device}:0"
-
-    @property
-    def interleaved(self) -> bool:
-        return self.channel is not None
 
     def phase(self, name: str) -> None:
         """Report progress: ``"build"``, ``"first_call"``, ``"forward"``, ``"train"``..."""
@@ -82,7 +77,6 @@ class WorkerContext:
             window = [float(one()) for _ in range(int(cmd["n"]))]
             samples += window
             value = statistics.median(window) * unit_scale(metric)
-            self.windows.setdefault(metric, []).append(value)
             self.channel.send({"type": "window", "op": metric, "value": value})
             cmd = self.channel.recv() or {}
 
