@@ -13,3 +13,15 @@ def _isolated_store(tmp_path_factory, monkeypatch):
     them (tests/pages/test_hosted.py uses the real data/baseline)."""
     monkeypatch.setenv("RNNLAB_STORE", str(tmp_path_factory.mktemp("store") / "results.sqlite"))
     monkeypatch.setenv("RNNLAB_BASELINE", str(tmp_path_factory.mktemp("no-baseline")))
+
+
+@pytest.fixture(autouse=True)
+def _sigint_handled():
+    """Ctrl-C handled as Python does by default, before and after every test: a library that leaves SIGINT ignored
+    in this process (seen in the full suite) would have every later subprocess inherit it, and a test that sends
+    SIGINT to a `python -m rnnlab run` would wait for a process that never hears it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, signal.default_int_handler)
