@@ -14,7 +14,11 @@ their brackets, cycle by cycle.
 
 How many cycles: at least ``MIN_CYCLES`` (``MIN_BUILDS`` for a build); then more, ``BATCH`` at a time, while a comparison with the reference is
 undecided (``rules.direction`` on the paired interval over this and earlier rounds is "too noisy to call"), until
-every one is decided or the timed operation's share of the budget is spent. ``stops`` says which.
+every one is decided or the series' share of the round's budget is spent (what the round has not yet spent on windows,
+split evenly over the series still to come: a series that needed less leaves its time to the next). ``stops`` says
+which. Where the time is better spent: the spread between rounds of fresh processes is as large as the spread of the
+windows within a round (measured on the seed configuration), so a round times few short windows and a point spends
+its time on rounds.
 """
 
 from __future__ import annotations
@@ -30,11 +34,11 @@ from typing import Callable, Mapping
 from rnnlab.core import rules, stats
 from rnnlab.engine import runner as _runner
 
-WINDOW_STEPS = 10  # steps per window of a per-step metric (ms); the window's value is their median
+WINDOW_STEPS = 5  # steps per window of a per-step metric (ms); the window's value is their median
 BUILD_WINDOW = 1  # a build is long enough to be its own window
-MIN_CYCLES = 4  # windows per arm and per-step series in a round before the call may stop it (40 steps, beside
-#                the sequential protocol's 30 repeats)
-MIN_BUILDS = 3  # a build series' windows per round before the call may stop it (the sequential protocol's 3 builds)
+MIN_CYCLES = 4  # windows per arm and per-step series in a round before the call may stop it (20 steps a round, 60 in
+#                the seed preset's 3 rounds, beside the sequential protocol's 30 repeats a round)
+MIN_BUILDS = 2  # a build series' windows per round before the call may stop it (6 in 3 rounds; builds differ by 2-12x)
 BATCH = 2  # cycles added between two looks at the calls
 TIMED_SERIES = 3  # build_s, fwd_ms, train_ms: the budget's shares per round
 START = "start"  # the gate a worker waits at once imported
@@ -49,6 +53,7 @@ class RoundOutcome:
     messages: dict = field(default_factory=dict)
     windows: dict = field(default_factory=dict)  # arm -> metric -> [window values]
     stops: dict = field(default_factory=dict)  # metric -> why it stopped
+    spent: float = 0.0  # seconds of windows so far
 
 
 STOP_WORDS = {"decided": "every comparison decided", "budget": "budget spent, some comparisons too noisy to call",
@@ -156,12 +161,12 @@ class _Live:
 
 
 def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[str, Mapping[str, list]],
-              op_budget_s: float, launcher=_runner.launch_subprocess, timeout_s: float,
+              budget_s: float, launcher=_runner.launch_subprocess, timeout_s: float,
               mem_limit_mb: float | None, on_phase: Callable[[str, str], None] = lambda a, p: None,
               cancel: threading.Event | None = None, clock: Callable[[], float] = time.monotonic,
               rng: random.Random | None = None, poll_s: float = 0.2) -> RoundOutcome:
     """One round: ``tasks`` (arm -> worker task; each is given ``serve``) in fresh workers, driven as the module
-    says. Every worker is gone when it returns, whatever happens."""
+    says; ``budget_s``: the round's seconds of windows. Every worker is gone when it returns, whatever happens."""
     rng = rng or random.Random()
     live = _Live({a: {**t, "serve": True} for a, t in tasks.items()}, launcher=launcher, timeout_s=timeout_s,
                  mem_limit_mb=mem_limit_mb, on_phase=on_phase, cancel=cancel, clock=clock, poll_s=poll_s)
@@ -183,8 +188,11 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
             op = Counter(waiting.values()).most_common(1)[0][0]
             group = [a for a in tasks if waiting.get(a) == op]
             if op != START:
+                share = max(0.0, budget_s - out.spent) / max(1, TIMED_SERIES - len(out.stops))
+                t0 = clock()
                 out.stops[op] = _windows(live, op, group, out, settle, ref=ref, history=history,
-                                         budget_s=op_budget_s, rng=rng, clock=clock)
+                                         budget_s=share, rng=rng, clock=clock)
+                out.spent += clock() - t0
             for a in group:  # one at a time through the next untimed part
                 if waiting.get(a) == op:
                     on_phase(a, "working alone")
@@ -246,14 +254,14 @@ def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | Non
               on_round: Callable[[int, RoundOutcome, bool], None], on_phase: Callable[[int, str, str], None],
               rng: random.Random, **limits) -> dict:
     """A point's rounds: round ``r`` runs ``make_tasks(r)`` (arm -> task) with :func:`run_round`; each timed series
-    gets ``budget_s / (rounds * TIMED_SERIES)`` seconds of windows a round. After ``MIN_ROUNDS`` rounds the point
+    gets ``budget_s / rounds`` seconds of windows, shared by its series. After ``MIN_ROUNDS`` rounds the point
     ends early when no comparison with ``ref`` is still too noisy to call. ``on_round(r, outcome, last)`` folds each
     round as it ends (``last``: no round follows). Returns every arm's windows: arm -> metric -> windows per round."""
-    op_budget = budget_s / (rounds * TIMED_SERIES)
+    round_budget = budget_s / rounds
     history: dict = {}
     for r in range(rounds):
         tasks = make_tasks(r)
-        got = run_round(tasks, ref=ref, history=history, op_budget_s=op_budget,
+        got = run_round(tasks, ref=ref, history=history, budget_s=round_budget,
                         on_phase=lambda a, ph, r=r: on_phase(r, a, ph), rng=rng, **limits)
         history = with_round(history, got.windows)
         decided = r + 1 >= MIN_ROUNDS and not any(undecided(history, m, ref, list(tasks)) for m in got.stops)

@@ -18,7 +18,7 @@ def injected(sd):
 
     def value(task, op, n):
         clock[0] += 1
-        load = 1.0 + 0.4 * ((clock[0] // 100) % 2)  # the machine's load moves under every arm alike
+        load = 1.0 + 0.4 * abs((clock[0] % 200) - 100) / 100  # the load drifts up and down under every arm alike
         return (1.0 + task.get("inject", 0.0)) * load * (1 + rng.gauss(0, sd))
     return value
 

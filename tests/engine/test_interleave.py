@@ -49,7 +49,7 @@ def tasks(*variants):
 
 def test_a_round_times_each_series_in_windows_and_stops_when_every_pair_is_decided():
     launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0, "same": 1.0}))
-    got = interleave.run_round(tasks("ok", "slow", "same"), ref="ok", history={}, op_budget_s=60, launcher=launcher,
+    got = interleave.run_round(tasks("ok", "slow", "same"), ref="ok", history={}, budget_s=60, launcher=launcher,
                                timeout_s=10, mem_limit_mb=None, rng=random.Random(0), poll_s=0.001)
     assert set(got.messages) == {"ok", "slow", "same"}
     assert all(m["type"] == "result" for m in got.messages.values())
@@ -77,7 +77,7 @@ def test_the_order_of_the_windows_is_random_per_cycle():
         send = w.send
         w.send = lambda msg, v=task["variant"]: (order.append(v) if msg["cmd"] == "window" else None, send(msg))
         return w
-    interleave.run_round(tasks("ok", "slow", "same"), ref="ok", history={}, op_budget_s=60, launcher=spy,
+    interleave.run_round(tasks("ok", "slow", "same"), ref="ok", history={}, budget_s=60, launcher=spy,
                          timeout_s=10, mem_limit_mb=None, rng=random.Random(3), poll_s=0.001)
     cycles = [tuple(order[i:i + 5]) for i in range(0, len(order), 5)]
     assert all(c[0] == c[2] == c[4] == "ok" and sorted(c[1::2]) == ["same", "slow"] for c in cycles)
@@ -92,7 +92,7 @@ def test_an_undecided_pair_adds_windows_until_the_budget_is_spent():
     def clock():
         t[0] += 0.01
         return t[0]
-    got = interleave.run_round(tasks("ok", "slow"), ref="ok", history={}, op_budget_s=2.0, launcher=launcher,
+    got = interleave.run_round(tasks("ok", "slow"), ref="ok", history={}, budget_s=6.0, launcher=launcher,
                                timeout_s=1e9, mem_limit_mb=None, rng=random.Random(0), clock=clock, poll_s=0.001)
     assert "budget" in got.stops.values()
     assert max(len(w) for w in got.windows["ok"].values()) > interleave.MIN_CYCLES
@@ -100,13 +100,13 @@ def test_an_undecided_pair_adds_windows_until_the_budget_is_spent():
 
 def test_an_arm_that_fails_ends_alone_and_a_failed_reference_stops_the_calls():
     launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0, "bad": 1.0}), fail={"bad": "fwd_ms"})
-    got = interleave.run_round(tasks("ok", "slow", "bad"), ref="ok", history={}, op_budget_s=60, launcher=launcher,
+    got = interleave.run_round(tasks("ok", "slow", "bad"), ref="ok", history={}, budget_s=60, launcher=launcher,
                                timeout_s=10, mem_limit_mb=None, rng=random.Random(0), poll_s=0.001)
     assert got.messages["bad"] == {"type": "error", "reason": "failed at fwd_ms"}
     assert got.messages["ok"]["type"] == got.messages["slow"]["type"] == "result"
     assert "train_ms" in got.windows["slow"] and "train_ms" not in got.windows["bad"]
     launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0}), fail={"ok": "fwd_ms"})
-    got = interleave.run_round(tasks("ok", "slow"), ref="ok", history={}, op_budget_s=60, launcher=launcher,
+    got = interleave.run_round(tasks("ok", "slow"), ref="ok", history={}, budget_s=60, launcher=launcher,
                                timeout_s=10, mem_limit_mb=None, rng=random.Random(0), poll_s=0.001)
     assert got.stops["fwd_ms"] == got.stops["train_ms"] == "no reference"
 
