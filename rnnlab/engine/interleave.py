@@ -14,10 +14,12 @@ their brackets, cycle by cycle.
 
 How many cycles: at least ``MIN_CYCLES`` (``MIN_BUILDS`` for a build); then more, ``BATCH`` at a time, while a comparison with the reference is
 undecided (``rules.direction`` on the paired interval over this and earlier rounds is "too noisy to call"), until
-every one is decided or the series' share of the round's budget is spent (what the round has not yet spent on windows,
-split evenly over the series still to come: a series that needed less leaves its time to the next). ``stops`` says
-which. Where the time is better spent: the spread between rounds of fresh processes is as large as the spread of the
-windows within a round (measured on the seed configuration), so a round times few short windows and a point spends
+every one is decided or the series' share of the round's budget is spent: what the round has not yet spent on
+windows, split evenly over the per-step series still to come (a series that needed less leaves its time to the next),
+and never more than ``EXTEND`` times its minimum cycles, so the cheap forward series cannot starve the training
+step's. A build series is held to ``EXTEND`` times its minimum cycles only (builds differ by 2-12x and decide within a
+round or two; their time is not the budget's). ``stops`` says which. Where the time is better spent: the spread
+between rounds of fresh processes is as large as the spread of the windows within a round (measured on the seed configuration), so a round times few short windows and a point spends
 its time on rounds.
 """
 
@@ -40,7 +42,8 @@ MIN_CYCLES = 4  # windows per arm and per-step series in a round before the call
 #                the seed preset's 3 rounds, beside the sequential protocol's 30 repeats a round)
 MIN_BUILDS = 2  # a build series' windows per round before the call may stop it (6 in 3 rounds; builds differ by 2-12x)
 BATCH = 2  # cycles added between two looks at the calls
-TIMED_SERIES = 3  # build_s, fwd_ms, train_ms: the budget's shares per round
+PER_STEP_SERIES = 2  # fwd_ms, train_ms: the series that share a round's budget
+EXTEND = 2  # a series times at most this many times its minimum cycles in a round
 START = "start"  # the gate a worker waits at once imported
 MIN_ROUNDS = 2  # rounds of fresh processes before a point whose comparisons are all decided may end early
 
@@ -65,12 +68,17 @@ def stop_words(stops: Mapping[str, str]) -> str:
     return "; ".join(f"{m}: {STOP_WORDS.get(why, why)}" for m, why in stops.items()) or "nothing timed in windows"
 
 
+def is_build(metric: str) -> bool:
+    """A series of seconds (a build), not of a step's milliseconds."""
+    return metric.endswith("_s")
+
+
 def window_steps(metric: str) -> int:
-    return BUILD_WINDOW if metric.endswith("_s") else WINDOW_STEPS
+    return BUILD_WINDOW if is_build(metric) else WINDOW_STEPS
 
 
 def min_cycles(metric: str) -> int:
-    return MIN_BUILDS if metric.endswith("_s") else MIN_CYCLES
+    return MIN_BUILDS if is_build(metric) else MIN_CYCLES
 
 
 REF, against_ref = stats.REF, stats.against_ref
@@ -188,11 +196,14 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
             op = Counter(waiting.values()).most_common(1)[0][0]
             group = [a for a in tasks if waiting.get(a) == op]
             if op != START:
-                share = max(0.0, budget_s - out.spent) / max(1, TIMED_SERIES - len(out.stops))
+                build = is_build(op)
+                to_come = PER_STEP_SERIES - sum(1 for m in out.stops if not is_build(m))
+                share = math.inf if build else max(0.0, budget_s - out.spent) / max(1, to_come)
                 t0 = clock()
                 out.stops[op] = _windows(live, op, group, out, settle, ref=ref, history=history,
                                          budget_s=share, rng=rng, clock=clock)
-                out.spent += clock() - t0
+                if not build:
+                    out.spent += clock() - t0
             for a in group:  # one at a time through the next untimed part
                 if waiting.get(a) == op:
                     on_phase(a, "working alone")
@@ -246,7 +257,7 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
             return "no reference"
         if not undecided(with_round(history, out.windows), op, ref, [a for a in group if a not in out.messages]):
             return "decided"
-        if clock() - t0 >= budget_s:
+        if clock() - t0 >= budget_s or cycles >= EXTEND * min_cycles(op):
             return "budget"
 
 
@@ -254,7 +265,7 @@ def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | Non
               on_round: Callable[[int, RoundOutcome, bool], None], on_phase: Callable[[int, str, str], None],
               rng: random.Random, **limits) -> dict:
     """A point's rounds: round ``r`` runs ``make_tasks(r)`` (arm -> task) with :func:`run_round`; each timed series
-    gets ``budget_s / rounds`` seconds of windows, shared by its series. After ``MIN_ROUNDS`` rounds the point
+    gets ``budget_s / rounds`` seconds of windows, shared by its per-step series. After ``MIN_ROUNDS`` rounds the point
     ends early when no comparison with ``ref`` is still too noisy to call. ``on_round(r, outcome, last)`` folds each
     round as it ends (``last``: no round follows). Returns every arm's windows: arm -> metric -> windows per round."""
     round_budget = budget_s / rounds
