@@ -115,7 +115,7 @@ else:
     st.caption(f"{len(shown)} of {len(results)} claims; a cell that ends in … goes on in the claim's detail below "
                "(pick the claim there) or when you click it.")
     rep = ui.shared(records, CV.claims_report, shown, results, records)  # what `export --view claims?...` writes too
-    ui.downloads.buttons(rep, key=P + "claims", formats=(("md", "Markdown"), ("csv", "CSV"), ("pptx", "PowerPoint")),
+    ui.downloads.buttons(rep, key=P + "claims", formats=("md", "csv", "pptx"),
                          label="Download this table:")
 
     st.subheader("One claim in detail")  # one at a time: the table above lists them all

@@ -370,14 +370,12 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
     interrupted run loses only the variants whose rounds had not all finished.
 
     ``cluster`` (an ``engine.cluster.Cluster``): the same tasks run as Ray tasks on the cluster's nodes instead of
-    one after the other here (``engine.cluster.run``); everything else is this function's.
+    one after the other here (``Cluster.run``: ``engine.cluster.run``); everything else is this function's.
     """
     store = store or Store()
-    if cluster is not None:
-        from rnnlab.engine import cluster as _cluster
-
-        return _cluster.run(p, cluster, store=store, fresh=fresh, on_progress=on_progress, cancel=cancel,
-                            clock=clock, mem_limit_mb=mem_limit_mb, env=env)
+    if cluster is not None:  # (its own method: the run path does not import the cluster module, which imports it)
+        return cluster.run(p, store=store, fresh=fresh, on_progress=on_progress, cancel=cancel, clock=clock,
+                           mem_limit_mb=mem_limit_mb, env=env)
     exp = experiments.get(p.experiment)
     count = Counter(p, on_progress, clock)
     warning = busy_warning((env or {}).get("cores"))

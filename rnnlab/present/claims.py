@@ -40,6 +40,9 @@ from rnnlab.judge import select as sel
 from rnnlab.judge.claims import Claim, Verdict
 from rnnlab.judge.recommend import GOALS, Recommendation
 from rnnlab.present import style, tables
+from rnnlab.present.pages import Page
+
+PAGE = Page("claims", "Claims", ":material/fact_check:", order=5, about="the seeds' claims", topic=True)
 
 Result = tuple[Claim, Verdict]
 STATUSES = rules.STATUSES

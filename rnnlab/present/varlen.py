@@ -42,6 +42,9 @@ from rnnlab.present import style
 from rnnlab.present.report import chart_view, page_report
 from rnnlab.tf.cudnn import mask_ok
 from rnnlab.tf.varlen_checks import pre_padded, valid_mask
+from rnnlab.present.pages import Page
+
+PAGE = Page("varlen", "Variable lengths", ":material/straighten:", order=2, about="variable-length sequences")
 
 DASH = fmt.MISSING
 EXPERIMENTS = ("varlen", "padding", "seed003")  # the page's tabs, in order
@@ -826,7 +829,7 @@ def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, 
     known(query, ("tab", "variants", *names), "varlen")
     seed = exp.presets["seed"]
     defaults = {**exp.params.defaults(), **{k: v for k, v in seed.items() if k in names}}
-    d = urlstate.decode(query, experiment=name, names=names, defaults=defaults,
+    d = urlstate.decode(query, experiment=exp, names=names, defaults=defaults,
                         default_variants=list(seed.get("variants") or exp.default_variants))
     if d.problems:
         raise refused("varlen", d.problems[0])
