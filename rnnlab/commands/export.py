@@ -1,4 +1,4 @@
-"""``python -m rnnlab export --format pptx|csv|md|tex|png|svg|json (``rnnlab.exporters``) [--experiment E | --view PAGE[?QUERY]]
+"""``python -m rnnlab export --format FORMAT (an exporter's name: ``rnnlab.exporters``) [--experiment E | --view PAGE[?QUERY]]
 [--columns A,B,C] [--full] --out PATH``.
 
 ``--view`` writes what a page shows for its URL settings (``rnnlab.present.<page>.view``); as ``pptx`` that is a
