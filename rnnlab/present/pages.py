@@ -39,18 +39,25 @@ class Page:
 
 
 def _declared(path: Path) -> Page | None:
-    """The module's ``PAGE = Page(...)``, read without importing it."""
-    for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
-        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["PAGE"]
-                and isinstance(node.value, ast.Call)):
-            call = node.value
-            try:
-                args = [ast.literal_eval(a) for a in call.args]
-                kw = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
-            except ValueError:
-                raise TypeError(f"{path.name}: PAGE = Page(...) takes literal arguments only") from None
-            return Page(*args, **kw)
-    return None
+    """The module's ``PAGE = Page(...)``, read without importing it (only that statement is parsed: listing the
+    pages stays cheap enough for ``--help``)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("PAGE = Page(")), None)
+    if start is None:
+        return None
+    end = start
+    while True:  # to the line that closes the call (its arguments are literals: no brackets inside strings)
+        text = "\n".join(lines[start:end + 1])
+        if text.count("(") <= text.count(")") or end + 1 == len(lines):
+            break
+        end += 1
+    call = ast.parse(text, str(path)).body[0].value
+    try:
+        args = [ast.literal_eval(a) for a in call.args]
+        kw = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    except ValueError:
+        raise TypeError(f"{path.name}: PAGE = Page(...) takes literal arguments only") from None
+    return Page(*args, **kw)
 
 
 @functools.lru_cache(maxsize=1)
