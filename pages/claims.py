@@ -26,12 +26,8 @@ SECTIONS = {"knobs": ("Tuning knobs", "tuning-knobs", "seed 000 §5.3"),
             "precision": ("Mixed precision", "mixed-precision", "seed 000 §6.3"),
             "training": ("A real training task", "training", "seed 004")}
 RUN_WHERE = P + "run_section"  # the section whose Run button started the run: it says "Measuring" there
-ICON = {"holds": ":green[:material/check_circle:]", "does not hold": ":red[:material/cancel:]",
-        "depends": ":orange[:material/contrast:]", "too noisy to call": ":violet[:material/blur_on:]",
-        "not measured": ":gray[:material/radio_button_unchecked:]", "not measurable here": ":gray[:material/block:]"}
-CELL = {"holds": "background-color: #d9f2e3", "does not hold": "background-color: #fbdada",
-        "depends": "background-color: #fdeccc", "too noisy to call": "background-color: #ebe3f7",
-        "not measured": "color: #6b6b6b", "not measurable here": "color: #6b6b6b"}
+ICON = {s: f":{s.colour}[{s.icon}]" for s in STATUSES}  # each status's badge (core.rules.Status)
+CELL = {s: s.cell for s in STATUSES}
 
 sync = ui.UrlSync(P, experiment="unroll", names=REC_NAMES, defaults=REC_DEFAULTS, default_variants=BASE,
                   extra_defaults=CV.SETTING_DEFAULTS, allowed_variants=list(VARIANTS))
@@ -115,7 +111,7 @@ else:
     st.caption(f"{len(shown)} of {len(results)} claims; a cell that ends in … goes on in the claim's detail below "
                "(pick the claim there) or when you click it.")
     rep = ui.shared(records, CV.claims_report, shown, results, records)  # what `export --view claims?...` writes too
-    ui.downloads.buttons(rep, key=P + "claims", formats=(("md", "Markdown"), ("csv", "CSV"), ("pptx", "PowerPoint")),
+    ui.downloads.buttons(rep, key=P + "claims", formats=("md", "csv", "pptx"),
                          label="Download this table:")
 
     st.subheader("One claim in detail")  # one at a time: the table above lists them all
@@ -130,7 +126,7 @@ else:
         with st.container(border=True):
             st.markdown(f"**Seed:** {CV.seed_label(c)}: {ui.md_escape(CV.seed_title(c))} (`{c.seed}`)")
             st.markdown(f"**{measured_col.capitalize()}:** {ui.md_escape(v.measured)}")
-            st.markdown(f"**{'Depends on' if v.status == 'depends' else 'Why'}:** {ui.md_escape(v.why)}")
+            st.markdown(f"**{'Depends on' if v.status == CV.Status.DEPENDS else 'Why'}:** {ui.md_escape(v.why)}")
             exp = CV.experiment(c.experiment)
             st.markdown(f"**Tested by:** `{c.experiment}` ({ui.md_escape(exp.title)}), {c.preset} preset, "
                         f"variants {', '.join(f'`{x}`' for x in c.variants)}. From a terminal:")

@@ -105,7 +105,7 @@ if not any(lv.record for lv in checks.values()) and "checks" in plans:
     ui.how_to_get(plans["checks"].command(), page="migrate", button="Run the live checks", here=True)
 # what `export --view migrate?...` writes too
 ui.downloads.buttons(ui.shared(records, MV.mapping_report, checks, params, sel.shown.get("convert_verify"), s004),
-                     key=P + "mapping", formats=(("csv", "CSV"), ("md", "Markdown"), ("pptx", "PowerPoint")),
+                     key=P + "mapping", formats=("csv", "md", "pptx"),
                      label="Download the mapping:")
 
 # -- one row, before and after -------------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ with ui.guard("Reading the stored results"):
 
     if cards.found:  # what `python -m rnnlab export --view overview` writes
         ui.downloads.buttons(ui.shared(records, O.view, records, {}), key="overview.report", label="Download the findings:",
-                             formats=(("md", "Markdown"), ("pptx", "PowerPoint"), ("csv", "CSV")))
+                             formats=("md", "pptx", "csv"))
 
     if cards.open:
         st.subheader("Not measured yet")

@@ -317,7 +317,8 @@ with open_tab:
         st.header("The seed's figures beside the measurements", divider="gray")
         verdict = vv.seed003_verdict(recs) if recs else None
         if verdict is not None:
-            show = {"holds": answer.success, "not measured": answer.info, "not measurable here": answer.info}.get(
+            show = {vv.Status.HOLDS: answer.success, vv.Status.NOT_MEASURED: answer.info,
+                    vv.Status.NOT_MEASURABLE: answer.info}.get(
                 verdict.status, answer.warning)
             show(verdict.headline, icon=":material/gavel:")
             if not vv.is_seed_config(recs[0].params):

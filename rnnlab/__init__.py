@@ -10,10 +10,23 @@ The public API (no TensorFlow is imported by any of it; measurements run in spaw
 
 __version__ = "0.1.0"
 
-from rnnlab.engine.api import Plan, environment, import_file, plan, run  # noqa: E402
 from rnnlab.core.errors import RnnlabError, VariantUnsupported  # noqa: E402
-from rnnlab.core.record import Record  # noqa: E402
-from rnnlab.core.store import Store  # noqa: E402
+
+# the rest load on first use (PEP 562), so importing any module of the package (``rnnlab.core.format``) loads
+# ``rnnlab`` itself without the run path, the store or NumPy
+_LAZY = {"Plan": "rnnlab.engine.api", "environment": "rnnlab.engine.api", "import_file": "rnnlab.engine.api",
+         "plan": "rnnlab.engine.api", "run": "rnnlab.engine.api", "Record": "rnnlab.core.record",
+         "Store": "rnnlab.core.store"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'rnnlab' has no attribute {name!r}")
 
 __all__ = ["Plan", "Record", "RnnlabError", "Store", "VariantUnsupported", "environment", "import_file", "plan",
            "run", "__version__"]

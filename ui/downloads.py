@@ -28,9 +28,8 @@ from rnnlab.exporters.base import slug
 from rnnlab.core.record import Record
 from rnnlab.core.views import ChartView, Report, TableView
 
-# (format, button label); json is offered by the results page as records instead
-FORMATS: tuple[tuple[str, str], ...] = (("csv", "CSV"), ("md", "Markdown"), ("tex", "LaTeX"), ("pptx", "PowerPoint"),
-                                        ("png", "PNG charts"))
+# the formats a page's view downloads as: each exporter's ``button`` (json is offered by the results page as records)
+FORMATS: tuple[str, ...] = tuple(exporters.buttons())
 
 
 @functools.lru_cache(maxsize=1)
@@ -97,7 +96,7 @@ def _made(rep: Report, fmt: str, options: tuple) -> bytes | None:
     return got[1] if got is not None and got[0] is rep else None
 
 
-def buttons(rep: Report, *, key: str, formats: Sequence[tuple[str, str]] = FORMATS,
+def buttons(rep: Report, *, key: str, formats: Sequence[str] = FORMATS,
             label: str = "Download") -> None:
     """A row of download buttons; a format the report has nothing for (PNG without charts) is disabled. A
     PowerPoint or PNGs not made yet for this view is a "Make ..." button first; its click makes them (kept for every
@@ -105,8 +104,9 @@ def buttons(rep: Report, *, key: str, formats: Sequence[tuple[str, str]] = FORMA
     row = st.container(horizontal=True, vertical_alignment="center", gap="small")
     if label:
         row.caption(label)
-    for fmt, text in formats:
+    for fmt in formats:
         ex = exporters.exporter(fmt)
+        text = ex.button or ex.name
         empty = (ex.per == "chart" and not rep.charts) or (ex.per == "table" and not rep.tables)
         name, mime = file_name(rep, fmt)
         options: tuple = ()

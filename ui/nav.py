@@ -1,34 +1,19 @@
-"""The app's pages: one row per page, in sidebar order. A page appears only once its file exists, so others can add
-``pages/varlen.py`` etc. without touching the router."""
+"""The app's pages, in sidebar order, from the page registry (``rnnlab.present.pages``). A page appears only once its
+file exists."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+from rnnlab.present import pages
+from rnnlab.present.pages import Page
 
 ROOT = Path(__file__).resolve().parent.parent  # the folder of streamlit_app.py
 ICON = str(Path(__file__).resolve().parent / "icon.png")  # the app's page icon, served by the app itself
 
 
-@dataclass(frozen=True)
-class PageInfo:
-    url_path: str  # stable: links and shared URLs use it
-    file: str  # relative to streamlit_app.py
-    title: str
-    icon: str
-    default: bool = False
-
-
-PAGES: tuple[PageInfo, ...] = (
-    PageInfo("overview", "pages/overview.py", "Overview", ":material/home:", default=True),
-    PageInfo("unrolling", "pages/unrolling.py", "Unrolling", ":material/linear_scale:"),
-    PageInfo("varlen", "pages/varlen.py", "Variable lengths", ":material/straighten:"),
-    PageInfo("pitfalls", "pages/pitfalls.py", "Pitfalls", ":material/report:"),
-    PageInfo("migrate", "pages/migrate.py", "Migrate TF1 to Keras", ":material/swap_horiz:"),
-    PageInfo("claims", "pages/claims.py", "Claims", ":material/fact_check:"),
-    PageInfo("results", "pages/results.py", "Results", ":material/table_view:"),
-    PageInfo("glossary", "pages/glossary.py", "Glossary", ":material/menu_book:"),
-)
+# every page's entry is its ``rnnlab.present.<name>.PAGE`` (rnnlab.present.pages): title, icon, place, home page
+PAGES: tuple[Page, ...] = pages.pages()
 
 
 def routed() -> None:
@@ -56,17 +41,17 @@ def routed() -> None:
         st.rerun()
 
 
-def existing() -> list[PageInfo]:
+def existing() -> list[Page]:
     return [p for p in PAGES if (ROOT / p.file).is_file()]
 
 
 def page_file(url_path: str) -> str | None:
     """The file of the page at ``url_path`` if it exists (for ``st.page_link``), else None."""
     for p in existing():
-        if p.url_path == url_path:
+        if p.name == url_path:
             return p.file
     return None
 
 
 def title(url_path: str) -> str:
-    return next((p.title for p in PAGES if p.url_path == url_path), url_path)
+    return next((p.title for p in PAGES if p.name == url_path), url_path)

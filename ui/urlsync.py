@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 
 import streamlit as st
 
+from rnnlab import experiments
 from rnnlab.core import urlstate
 
 from .common import md_escape
@@ -78,7 +79,7 @@ class UrlSync:
             self.set_widgets(values, variants, extra)
             self.extra = dict(extra)
             return []
-        d = urlstate.decode(query, experiment=self.experiment, names=self.names, defaults=self.defaults,
+        d = urlstate.decode(query, experiment=experiments.get(self.experiment), names=self.names, defaults=self.defaults,
                             default_variants=self.default_variants, extra_keys=list(self.extra_defaults),
                             allowed_variants=self.allowed_variants)
         extra = {**self.extra_defaults, **d.extra}

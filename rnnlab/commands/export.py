@@ -1,4 +1,4 @@
-"""``python -m rnnlab export --format pptx|csv|md|tex|png|svg|json [--experiment E | --view PAGE[?QUERY]]
+"""``python -m rnnlab export --format FORMAT (an exporter's name: ``rnnlab.exporters``) [--experiment E | --view PAGE[?QUERY]]
 [--columns A,B,C] [--full] --out PATH``.
 
 ``--view`` writes what a page shows for its URL settings (``rnnlab.present.<page>.view``); as ``pptx`` that is a
@@ -10,23 +10,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rnnlab import experiments, exporters
 from rnnlab.core import outpath
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 from rnnlab.core.store import Store
+from rnnlab.present import pages
 
-# a page -> the experiment (or topic) whose full appendix ``--view PAGE --full`` writes; None: every experiment
-FULL = {"unrolling": "unroll", "varlen": "varlen", "pitfalls": "pitfalls", "migrate": "migrate", "claims": "claims",
-        "overview": None}
+
+
+def topic_pages() -> list[str]:
+    return [p.name for p in pages.pages() if p.topic]
 
 
 def setup_arguments(sub) -> None:
     p = sub.add_parser("export", help="export stored results as slides, tables or chart images")
-    p.add_argument("--format", required=True, choices=("pptx", "csv", "md", "tex", "png", "svg", "json"))
-    p.add_argument("--experiment", help="every stored configuration of one experiment (or page topic)")
+    p.add_argument("--format", required=True, choices=tuple(exporters.EXPORTERS))
+    p.add_argument("--experiment", help="every stored configuration of one experiment (or page topic): "
+                                        f"{', '.join(experiments.names())}, or {', '.join(topic_pages())}")
     p.add_argument("--view", metavar="PAGE[?QUERY]",
                    help="what a page shows for its URL settings, e.g. 'unrolling?cell=lstm&ref=keras'; as pptx a "
-                        "short talk deck. Pages: unrolling, varlen, pitfalls, migrate, claims, overview")
+                        f"short talk deck. Pages: {', '.join(pages.viewed())}")
     p.add_argument("--columns", metavar="A,B,C",
                    help="the talk deck's table columns (at most 6; default: variant, metric, its ratio to the "
                         "reference with its interval)")
@@ -41,7 +45,6 @@ def setup_arguments(sub) -> None:
 def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None = None, columns: str | None = None,
         full: bool = False, include_baseline: bool = True, store: Store | None = None,
         force: bool = False) -> list[Path]:
-    from rnnlab import experiments, exporters
     from rnnlab.judge import select
     from rnnlab.present import deck, report  # heavy imports only when exporting
 
@@ -57,7 +60,7 @@ def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None =
     if view is not None:
         page, query = deck.parse_view(view)  # refuse a bad spec before reading anything
         if full:
-            experiment = FULL[page]
+            experiment = report.appendix(page)
     if experiment is not None and experiment not in experiments.names() and experiment not in report.TOPICS:
         raise RnnlabError(f"unknown experiment or page {clip(repr(experiment))}; known: "
                           f"{', '.join(dict.fromkeys([*experiments.names(), *report.TOPICS]))}")
@@ -77,9 +80,8 @@ def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None =
         return exporters.export(select.survive(show, recs, what=f"the {page} page"), fmt, out)
     # an experiment's export is its page's report: every experiment that page shows (varlen, padding and seed003
     # share one page); the Claims page ("claims") reads every experiment's records, knobs|precision|training their own
-    topic = report.TOPICS.get(experiment)
-    if experiment is not None and experiment != "claims":
-        shown = {experiment} if topic == "claims" else {e for e, t in report.TOPICS.items() if t == topic}
+    shown = None if experiment is None else report.shown(experiment)
+    if shown is not None:
         recs = [r for r in recs if r.experiment in shown]
     rep = select.survive(lambda rs: report.build(rs, experiment=experiment), recs, what="the export")
     return exporters.export(rep, fmt, out)  # a str: a trailing "/" means "a folder"

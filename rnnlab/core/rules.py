@@ -14,10 +14,49 @@
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 from typing import Mapping, Sequence
 
-NOISY = "too noisy to call"  # the status of a claim whose interval straddles the margin
-STATUSES = ("holds", "does not hold", "depends", NOISY, "not measured", "not measurable here")
+class Status(StrEnum):
+    """A verdict's status. Its value is its words, what every table, sentence and export says (a ``str``: it
+    compares, sorts, hashes and serialises as those words); ``icon`` and ``colour`` are its badge on a page, ``cell``
+    how a table cell in that status is shaded. A new status is one member here and one row of ``_LOOK``."""
+
+    HOLDS = "holds"
+    DOES_NOT_HOLD = "does not hold"
+    DEPENDS = "depends"
+    NOISY = "too noisy to call"  # a claim whose interval straddles the margin
+    NOT_MEASURED = "not measured"
+    NOT_MEASURABLE = "not measurable here"
+
+    @property
+    def words(self) -> str:
+        return self.value
+
+    @property
+    def icon(self) -> str:  # a Material icon name, as ":material/<name>:"
+        return _LOOK[self][0]
+
+    @property
+    def colour(self) -> str:  # a named colour (green, red, orange, violet, gray)
+        return _LOOK[self][1]
+
+    @property
+    def cell(self) -> str:  # CSS for a table cell in this status
+        return _LOOK[self][2]
+
+
+_LOOK = {  # status -> (icon, colour, table cell's CSS)
+    Status.HOLDS: (":material/check_circle:", "green", "background-color: #d9f2e3"),
+    Status.DOES_NOT_HOLD: (":material/cancel:", "red", "background-color: #fbdada"),
+    Status.DEPENDS: (":material/contrast:", "orange", "background-color: #fdeccc"),
+    Status.NOISY: (":material/blur_on:", "violet", "background-color: #ebe3f7"),
+    Status.NOT_MEASURED: (":material/radio_button_unchecked:", "gray", "color: #6b6b6b"),
+    Status.NOT_MEASURABLE: (":material/block:", "gray", "color: #6b6b6b"),
+}
+
+NOISY = Status.NOISY  # also what :func:`direction` says of an interval across the margin
+STATUSES = tuple(Status)
 MARGIN = 0.10  # a speed or memory difference below 10% is not a difference
 NOISE = 0.10  # rounds that disagree by more than 10% of their median: the figure is flagged as noisy
 ATOL = 1e-5  # float32 against a float64 reference or a converted model: "computes the same"
@@ -34,14 +73,14 @@ def agrees(diff: float | None, atol: float = ATOL) -> bool:
     return diff is not None and math.isfinite(diff) and diff <= atol
 
 
-def call(interval, at_least: float = MARGIN) -> str:
+def call(interval, at_least: float = MARGIN) -> Status:
     """Judge "A saves at least ``at_least`` of B" from the interval of A/B (``core.stats.Interval``):
     "holds" when the whole interval clears it, "does not hold" when none of it does, else "too noisy to call"."""
     bound = 1.0 - at_least
     if interval.hi <= bound:
-        return "holds"
+        return Status.HOLDS
     if interval.lo > bound:
-        return "does not hold"
+        return Status.DOES_NOT_HOLD
     return NOISY
 
 
@@ -81,26 +120,26 @@ def impossible(metrics: Mapping[str, float]) -> list[str]:
     return out
 
 
-def aggregate(outcomes: Sequence[bool]) -> str:
+def aggregate(outcomes: Sequence[bool]) -> Status:
     """Outcomes of one claim over configurations or measures -> holds / does not hold / depends / not measured."""
     if not outcomes:
-        return "not measured"
+        return Status.NOT_MEASURED
     if all(outcomes):
-        return "holds"
+        return Status.HOLDS
     if not any(outcomes):
-        return "does not hold"
-    return "depends"
+        return Status.DOES_NOT_HOLD
+    return Status.DEPENDS
 
 
-def combine(statuses: Sequence[str]) -> str:
+def combine(statuses: Sequence[str]) -> Status:
     """Several calls of one claim (:func:`call`'s, or whole verdicts) -> one status: all alike, that; a "holds"
     beside a "does not hold" (or a "depends"), "depends"; else some are too noisy: "too noisy to call". None: "not
     measured" (:func:`aggregate` for the calls that are only holds / does not hold)."""
     s = set(statuses)
-    if NOISY not in s and "depends" not in s:
-        return aggregate([x == "holds" for x in statuses])
-    if "depends" in s or {"holds", "does not hold"} <= s:
-        return "depends"
+    if NOISY not in s and Status.DEPENDS not in s:
+        return aggregate([x == Status.HOLDS for x in statuses])
+    if Status.DEPENDS in s or {Status.HOLDS, Status.DOES_NOT_HOLD} <= s:
+        return Status.DEPENDS
     return NOISY
 
 

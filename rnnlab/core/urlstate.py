@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
 
 VARIANTS_KEY = "variants"
@@ -56,11 +55,12 @@ def _one(raw: Any) -> str:
     return str(raw)
 
 
-def decode(query: Mapping[str, Any], *, experiment: str, names: Iterable[str], defaults: Mapping[str, Any],
+def decode(query: Mapping[str, Any], *, experiment: Any, names: Iterable[str], defaults: Mapping[str, Any],
            default_variants: Sequence[str], extra_keys: Iterable[str] = (), allowed_variants: Iterable[str] | None = None
            ) -> Decoded:
-    """Parse the page's keys out of ``query``; bad values fall back to ``defaults`` with a problem line each."""
-    exp = experiments.get(experiment)
+    """Parse the page's keys out of ``query``; bad values fall back to ``defaults`` with a problem line each.
+    ``experiment``: the page's ``Experiment`` (its ``params`` parse the values, its ``variants`` are allowed)."""
+    exp = experiment
     names = list(names)
     extra_keys = list(extra_keys)
     allowed = list(allowed_variants) if allowed_variants is not None else list(exp.variants)

@@ -15,6 +15,7 @@ by the reciprocal ("1.59x faster": B takes 1.59x A's time), with its interval in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from rnnlab.core import format as fmt
 from rnnlab.core import rules
@@ -98,3 +99,25 @@ def bold(text: str) -> str:
 def _span(iv, *, invert: bool = False) -> str:
     s = fmt.fmt_span(iv, invert=invert)
     return f"{s}x" if s else ""
+
+
+def _opener(line: str) -> str | None:
+    """"On <machine>" of a sentence that opens with it (``select.where``): up to the first ", " outside brackets."""
+    if not line.startswith("On "):
+        return None
+    depth = 0
+    for i, ch in enumerate(line):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and line.startswith(", ", i):
+            return line[:i]
+    return None
+
+
+def shared_opening(lines: Sequence[str]) -> tuple[str, list[str]]:
+    """When every sentence opens with the same "On <machine>," (``select.where``), that opener once and the
+    sentences without it (a list of findings reads without the repeated provenance); else ("", the lines)."""
+    heads = {_opener(x) for x in lines}
+    if len(lines) < 2 or len(heads) != 1 or None in heads:
+        return "", list(lines)
+    head = heads.pop()
+    return head, [fmt.sentence_start(x[len(head) + 2:]) for x in lines]

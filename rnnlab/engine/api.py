@@ -239,8 +239,6 @@ def needs_probe(store: Store, requested: str = "auto") -> bool:
 WORKER_START_S = 7.0  # a worker's time besides its variant's own
 PROBE_S = 9.0  # the environment probe, once per machine and TensorFlow version
 QUICK_WORK_S = 1.0  # a quick preset's variant, when this machine has no stored timing of it
-WORK_S = {"unroll": 20.0, "knobs": 20.0, "precision": 15.0, "padding": 40.0, "seed003": 300.0, "training": 60.0,
-          "varlen": 5.0, "pitfalls": 30.0, "migrate": 20.0}  # a variant at the experiment's seed configuration
 
 
 @dataclass(frozen=True)
@@ -261,7 +259,7 @@ def _timing_key(variant: str, params: Mapping[str, Any]) -> str:
 def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False) -> Estimate:
     """How many workers a run of ``p`` starts and about how long it takes here, without starting any: per variant,
     the worker time a stored record of the same configuration took on this machine (``details.worker_wall_s``,
-    plus starting the worker), else a rough per-experiment constant."""
+    plus starting the worker), else the experiment's own rough figure (``Experiment.work_s``)."""
     store = store or Store()
     exp = experiments.get(p.experiment)
     static = envinfo.static_env()
@@ -292,7 +290,7 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False) -> Est
             seen = walls.get(_timing_key(v, params))
             timed = timed and bool(seen)
             work = (float(np.median(seen)) if seen else
-                    QUICK_WORK_S if p.preset == "quick" else WORK_S.get(exp.name, 20.0))
+                    QUICK_WORK_S if p.preset == "quick" else exp.work_s)
             workers += n_rounds
             seconds += n_rounds * (WORKER_START_S + work)
     return Estimate(workers, seconds, stored, known, timed and workers > 0)
@@ -372,14 +370,12 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
     interrupted run loses only the variants whose rounds had not all finished.
 
     ``cluster`` (an ``engine.cluster.Cluster``): the same tasks run as Ray tasks on the cluster's nodes instead of
-    one after the other here (``engine.cluster.run``); everything else is this function's.
+    one after the other here (``Cluster.run``: ``engine.cluster.run``); everything else is this function's.
     """
     store = store or Store()
-    if cluster is not None:
-        from rnnlab.engine import cluster as _cluster
-
-        return _cluster.run(p, cluster, store=store, fresh=fresh, on_progress=on_progress, cancel=cancel,
-                            clock=clock, mem_limit_mb=mem_limit_mb, env=env)
+    if cluster is not None:  # (its own method: the run path does not import the cluster module, which imports it)
+        return cluster.run(p, store=store, fresh=fresh, on_progress=on_progress, cancel=cancel, clock=clock,
+                           mem_limit_mb=mem_limit_mb, env=env)
     exp = experiments.get(p.experiment)
     count = Counter(p, on_progress, clock)
     warning = busy_warning((env or {}).get("cores"))

@@ -116,6 +116,10 @@ class Cluster:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def run(self, p: api.Plan, **kw) -> list[Record]:
+        """``api.run(p, cluster=self)``: :func:`run` on this cluster."""
+        return run(p, self, **kw)
+
     def close(self) -> None:
         if self.ray.is_initialized():
             self.ray.shutdown()

@@ -1,8 +1,8 @@
 """Hosted mode: caps on what a visitor of a shared demo may run, so a 2-core, 2.7 GB host stays up.
 
 On when ``RNNLAB_HOSTED`` is set to 1/true (or the app passes ``hosted=true`` from ``st.secrets``). Every integer
-parameter of every experiment has a cap here (``Limits``, one field per parameter name; a test enumerates the
-registry), and so do a run's sweep points and worker processes, a conversion's memory and time, and a visitor's
+parameter of every experiment has a cap: those experiments share here (``Limits``, one field per parameter name),
+one experiment's own in its registry entry (``Experiment.hosted``; a test enumerates the registry), and so do a run's sweep points and worker processes, a conversion's memory and time, and a visitor's
 session import. The limits can be tightened or relaxed with ``RNNLAB_HOSTED_MAX_<NAME>`` variables. A refused plan
 gets an ``RnnlabError`` saying which limit and how to run it anyway (locally, or with the CLI).
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field, fields
+from typing import Mapping
 
 from rnnlab.core.errors import RnnlabError
 
@@ -22,7 +23,7 @@ CLAMPED = ("timeout_s", "rounds", "budget_s", "live")
 
 @dataclass(frozen=True)
 class Limits:
-    # -- every int parameter of every experiment (by name) -----------------------------------------------------
+    # -- the int parameters experiments share (by name); one experiment's own are in its entry (Experiment.hosted) --
     units: int = 128
     layers: int = 3
     batch: int = 64
@@ -32,15 +33,6 @@ class Limits:
     warmup: int = 5
     rounds: int = 1  # hosted runs measure one round unless raised (CLAMPED)
     parallel_iterations: int = 256
-    buckets: int = 16
-    n_sequences: int = 4096
-    n_classes: int = 1000
-    epochs: int = 20
-    n_train: int = 10000  # the training seed preset trains on 10,000
-    n_data: int = 2000
-    steps: int = 200
-    interval: int = 1000
-    first_n: int = 200
     seed: int = 2**31 - 1  # any seed: it changes the numbers, not the cost
     timeout_s: int = 120  # per variant: lowered to this on every hosted run (CLAMPED), not refused
     budget_s: int = 30  # interleaved: seconds of timed windows per point (CLAMPED)
@@ -58,11 +50,35 @@ class Limits:
     # -- every session's uploads together (``Uploads``): what the server holds for its visitors at once ---------------
     uploads_total_mb: int = 60  # results files and checkpoints of all sessions (a 5 MB results file: ~30 MB parsed)
     checkpoint_files: int = 6  # files in one checkpoint upload (.index, .data shards, .meta, checkpoint)
+    # -- each experiment's own int parameters: ``Experiment.hosted`` (the lowest where two name one), by name -------
+    own: Mapping[str, int] = field(default_factory=lambda: own_caps())
 
 
 # the fields above that are not parameters of an experiment
 NOT_PARAMS = frozenset({"points", "tasks", "runs_at_once", "convert_mb", "convert_timeout_s", "import_records",
-                        "import_mb", "uploads_total_mb", "checkpoint_files"})
+                        "import_mb", "uploads_total_mb", "checkpoint_files", "own"})
+
+
+def own_caps(env: Mapping[str, str] | None = None) -> dict[str, int]:
+    """Every experiment's own caps (``Experiment.hosted``), each raised or lowered by its
+    ``RNNLAB_HOSTED_MAX_<NAME>`` in ``env`` (none: the declared caps)."""
+    from rnnlab import experiments
+
+    caps: dict[str, int] = {}
+    for exp in experiments.all_experiments():
+        for name, cap in exp.hosted.items():
+            caps[name] = min(cap, caps.get(name, cap))
+    return {name: _env_int(env, name, cap) for name, cap in caps.items()}
+
+
+def _env_int(env: Mapping[str, str] | None, name: str, default: int) -> int:
+    raw = (env or {}).get(f"RNNLAB_HOSTED_MAX_{name.upper()}")
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise RnnlabError(f"RNNLAB_HOSTED_MAX_{name.upper()}={raw!r}: expected an integer") from None
 
 
 def enabled(flag: object = None) -> bool:
@@ -71,21 +87,14 @@ def enabled(flag: object = None) -> bool:
 
 
 def limits() -> Limits:
-    kw = {}
-    for f in fields(Limits):
-        raw = os.environ.get(f"RNNLAB_HOSTED_MAX_{f.name.upper()}")
-        if raw:
-            try:
-                kw[f.name] = int(raw)
-            except ValueError:
-                raise RnnlabError(f"RNNLAB_HOSTED_MAX_{f.name.upper()}={raw!r}: expected an integer") from None
-    return Limits(**kw)
+    kw = {f.name: _env_int(os.environ, f.name, f.default) for f in fields(Limits) if f.name != "own"}
+    return Limits(**kw, own=own_caps(os.environ))
 
 
 def param_caps(lim: Limits | None = None) -> dict[str, int]:
     """Parameter name -> its hosted cap."""
     lim = lim or limits()
-    return {f.name: getattr(lim, f.name) for f in fields(Limits) if f.name not in NOT_PARAMS}
+    return {f.name: getattr(lim, f.name) for f in fields(Limits) if f.name not in NOT_PARAMS} | dict(lim.own)
 
 
 def clamp(plan, lim: Limits | None = None):

@@ -37,7 +37,10 @@ class Experiment:
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     check: Callable[[dict, tuple], None] | None = None  # raises RnnlabError for impossible configs (memory...)
     metrics_doc: Mapping[str, str] = field(default_factory=dict)  # experiment-specific metric names
-    page: str = ""  # url_path of the app page that shows it
+    page: str = ""  # the app page that shows it (``rnnlab.present.<page>``): its navigation, deck and export topic
+    work_s: float = 20.0  # a variant's seconds at the seed configuration: the run estimate before this machine timed one
+    # caps a hosted demo puts on the int params this experiment alone has (``engine.hosted``; shared ones are there)
+    hosted: Mapping[str, int] = field(default_factory=dict)
     # imported by the worker before its memory baseline is taken, so peak_mem_mb is the variant's own
     preload: tuple[str, ...] = ("tensorflow", "keras")
 

@@ -117,6 +117,8 @@ EXPERIMENT = Experiment(
     check=check,
     metrics_doc=METRICS_DOC,
     page="claims",
+    work_s=20.0,
+    hosted={"first_n": 200},
 )
 
 

@@ -70,6 +70,7 @@ EXPERIMENT = Experiment(
     },
     metrics_doc=METRICS_DOC,
     page="migrate",
+    work_s=20.0,
 )
 
 

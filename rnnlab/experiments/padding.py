@@ -311,4 +311,6 @@ EXPERIMENT = Experiment(
     check=check,
     metrics_doc=METRICS_DOC,
     page="varlen",
+    work_s=40.0,
+    hosted={"n_sequences": 4096, "buckets": 16, "n_classes": 1000},
 )

@@ -394,6 +394,7 @@ EXPERIMENT = Experiment(
         "rows_short": "seq_len dtype: batch rows whose effective length is below the intended (rounded) one",
     },
     page="pitfalls",
+    work_s=30.0,
 )
 
 

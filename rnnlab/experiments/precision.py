@@ -109,6 +109,7 @@ EXPERIMENT = Experiment(
     },
     metrics_doc=METRICS_DOC,
     page="claims",
+    work_s=15.0,
 )
 
 

@@ -226,4 +226,6 @@ EXPERIMENT = Experiment(
     },
     metrics_doc=METRICS_DOC,
     page="varlen",
+    work_s=300.0,
+    hosted={"steps": 200, "n_data": 2000, "interval": 1000},
 )

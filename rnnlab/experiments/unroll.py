@@ -72,4 +72,5 @@ EXPERIMENT = Experiment(
         "ref_abs_diff": "max abs difference of outputs and final states against a float64 NumPy reference",
     },
     page="unrolling",
+    work_s=20.0,
 )

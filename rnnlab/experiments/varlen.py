@@ -211,4 +211,5 @@ EXPERIMENT = Experiment(
     check=check,
     metrics_doc=METRICS_DOC,
     page="varlen",
+    work_s=5.0,
 )

@@ -3,8 +3,8 @@
     export(report, "pptx", Path("out/report.pptx"))   -> [Path("out/report.pptx")]
     render_bytes(report, "csv")                        -> ("<title>-csv.zip", b"PK...", "application/zip")
 
-Formats (``EXPORTERS``): ``pptx``, ``md``, ``tex``, ``json`` write one file per report; ``csv`` one file per table;
-``png`` and ``svg`` one file per chart. Where ``out`` points:
+Formats (``EXPORTERS``): each module here defines one ``Exporter`` subclass, which registers itself; ``pptx``, ``md``,
+``tex``, ``json`` write one file per report; ``csv`` one file per table; ``png`` and ``svg`` one file per chart. Where ``out`` points:
 
 - one-file formats: ``out`` is the file; the format's suffix is appended when ``out`` does not end with it
   (``--out report`` -> ``report.pptx``). An existing directory (or a path ending in ``/``) gets
@@ -22,8 +22,10 @@ report's provenance before rendering. Parent directories are created; anything t
 from __future__ import annotations
 
 import errno
+import importlib
 import io
 import os
+import pkgutil
 import zipfile
 from datetime import datetime
 from pathlib import Path
@@ -32,22 +34,14 @@ from typing import Callable
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 from rnnlab.core.views import Report
-from rnnlab.exporters.base import Artifact, Exporter, provenance_lines, slug, stamp
-from rnnlab.exporters.csv import CsvExporter
-from rnnlab.exporters.json import JsonExporter
-from rnnlab.exporters.md import MarkdownExporter
-from rnnlab.exporters.png import PngExporter
-from rnnlab.exporters.pptx import PptxExporter
-from rnnlab.exporters.svg import SvgExporter
-from rnnlab.exporters.tex import LatexExporter
+from rnnlab.exporters.base import REGISTERED, Artifact, Exporter, provenance_lines, slug, stamp
 
-__all__ = ["EXPORTERS", "Exporter", "Artifact", "export", "render_bytes", "exporter", "formats"]
+__all__ = ["EXPORTERS", "Exporter", "Artifact", "export", "render_bytes", "exporter", "formats", "buttons"]
 
-EXPORTERS: dict[str, Exporter] = {
-    e.name: e
-    for e in (PptxExporter(), CsvExporter(), MarkdownExporter(), LatexExporter(), PngExporter(), SvgExporter(),
-              JsonExporter())
-}
+for _module in pkgutil.iter_modules(__path__):  # each module's Exporter subclass registers itself
+    importlib.import_module(f"{__name__}.{_module.name}")
+
+EXPORTERS: dict[str, Exporter] = dict(sorted(REGISTERED.items(), key=lambda item: (item[1].order, item[0])))
 
 Clock = Callable[[], datetime] | datetime | None
 
@@ -55,6 +49,11 @@ Clock = Callable[[], datetime] | datetime | None
 def formats() -> dict[str, str]:
     """Format name -> one-line description, for ``--help`` and the app's select box."""
     return {name: e.description for name, e in EXPORTERS.items()}
+
+
+def buttons() -> dict[str, str]:
+    """Format name -> its download button's label, for every format the app offers for a page's view."""
+    return {name: e.button for name, e in EXPORTERS.items() if e.button}
 
 
 def exporter(fmt: str) -> Exporter:

@@ -28,6 +28,9 @@ class Artifact:
     data: bytes
 
 
+REGISTERED: dict[str, "Exporter"] = {}  # format -> its exporter, as each module under rnnlab.exporters defines it
+
+
 class Exporter:
     """One output format. Subclasses set the class attributes and implement ``render``."""
 
@@ -36,6 +39,14 @@ class Exporter:
     mime: str = "application/octet-stream"
     per: str | None = None  # None: one file per report; "table" / "chart": one file per table / chart
     description: str = ""
+    order: int = 99  # its place among the formats (``--format``'s choices, the app's download buttons)
+    button: str = ""  # the app's download button for a page's view; empty: the format is not offered there
+
+    def __init_subclass__(cls, **kw):
+        """A subclass that names its format registers itself (``EXPORTERS``): a new format is one module here."""
+        super().__init_subclass__(**kw)
+        if cls.name:
+            REGISTERED[cls.name] = cls()
 
     def render(self, report: Report) -> list[Artifact]:
         raise NotImplementedError

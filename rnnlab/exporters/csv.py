@@ -29,6 +29,8 @@ def _cell(value: object) -> str:
 
 class CsvExporter(Exporter):
     name = "csv"
+    order = 0
+    button = "CSV"
     suffix = ".csv"
     mime = "text/csv"
     per = "table"

@@ -30,6 +30,7 @@ def _clean(value: object) -> object:
 
 class JsonExporter(Exporter):
     name = "json"
+    order = 6
     suffix = ".json"
     mime = "application/json"
     description = "one JSON document: tables (formatted and raw) and chart specs, with provenance"

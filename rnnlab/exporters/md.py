@@ -35,6 +35,8 @@ def render_tables(tables: Sequence[TableView], level: int = 3) -> str:
 
 class MarkdownExporter(Exporter):
     name = "md"
+    order = 1
+    button = "Markdown"
     suffix = ".md"
     mime = "text/markdown"
     description = "one Markdown file: every table as a pipe table, with provenance"

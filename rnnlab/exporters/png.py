@@ -31,6 +31,8 @@ def with_text(png: bytes, fields: dict[str, str]) -> bytes:
 
 class PngExporter(Exporter):
     name = "png"
+    order = 4
+    button = "PNG charts"
     suffix = ".png"
     mime = "image/png"
     per = "chart"

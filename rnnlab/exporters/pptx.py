@@ -300,6 +300,8 @@ def _clip(text: str, limit: int = 255) -> str:
 
 class PptxExporter(Exporter):
     name = "pptx"
+    order = 3
+    button = "PowerPoint"
     suffix = ".pptx"
     mime = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
     description = ("PowerPoint 16:9: title slide, takeaways, native tables (continued over slides), charts, "

@@ -13,6 +13,7 @@ def _comment(lines: list[str]) -> str:
 
 class SvgExporter(Exporter):
     name = "svg"
+    order = 5
     suffix = ".svg"
     mime = "image/svg+xml"
     per = "chart"

@@ -30,6 +30,8 @@ def _comment(text: str) -> str:
 
 class LatexExporter(Exporter):
     name = "tex"
+    order = 2
+    button = "LaTeX"
     suffix = ".tex"
     mime = "application/x-tex"
     description = "one LaTeX file of booktabs tables (\\usepackage{booktabs})"

@@ -47,6 +47,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from rnnlab.core import format as fmt
 from rnnlab.core import wording
 from rnnlab.core import rules
+from rnnlab.core.rules import Status
 from rnnlab.core.record import Record
 from rnnlab.core.stats import Interval
 from rnnlab.experiments import seeds
@@ -55,13 +56,14 @@ from rnnlab.judge import findings, select
 
 @dataclass(frozen=True)
 class Verdict:
-    status: str  # one of rules.STATUSES
+    status: Status  # (its words, as a str, are taken too)
     measured: str  # what the records show, with numbers and whose records they are
     why: str  # why that status; what to run when not measured
 
     def __post_init__(self):
         if self.status not in rules.STATUSES:
-            raise ValueError(f"status {self.status!r} is not one of {rules.STATUSES}")
+            raise ValueError(f"status {str(self.status)!r} is not one of {tuple(map(str, rules.STATUSES))}")
+        object.__setattr__(self, "status", Status(self.status))
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,7 @@ def _no_gpu_here(records: Sequence[Record]) -> bool:
 
 
 def _not_measured(claim: Claim, what: str) -> Verdict:
-    return Verdict("not measured", what, f"no usable records yet; run: {claim.command}")
+    return Verdict(Status.NOT_MEASURED, what, f"no usable records yet; run: {claim.command}")
 
 
 def _gpu_guard(records: Sequence[Record], claim: Claim, cpu_text: str = "") -> Verdict | None:
@@ -167,7 +169,7 @@ def _gpu_guard(records: Sequence[Record], claim: Claim, cpu_text: str = "") -> V
     if _no_gpu_here(records):
         whose = "this machine has no GPU" if any(r.source == "local" for r in records) else \
             "the stored records' machines have none"
-        return Verdict("not measurable here",
+        return Verdict(Status.NOT_MEASURABLE,
                        f"no GPU records; {whose}" + (f" ({cpu_text})" if cpu_text else ""),
                        "the seed's figure is about a GPU: import GPU records (python -m rnnlab import FILE) or run "
                        f"on a machine with one: {claim.command}")
@@ -239,7 +241,7 @@ NOISY = rules.NOISY
 
 def _call(iv: Interval | None, at_least: float = rules.MARGIN) -> str:
     """``rules.call`` on an interval; no ratio (a metric missing or zero on the losing side) does not hold."""
-    return rules.call(iv, at_least) if iv is not None else "does not hold"
+    return rules.call(iv, at_least) if iv is not None else Status.DOES_NOT_HOLD
 
 
 def _interval_text(names: str, iv: Interval | None) -> str:
@@ -316,14 +318,14 @@ def _speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: 
         parts.append(f"{_at(p, at_seed, seed_cfg)}: " + "; ".join(texts))
 
     def holds(p: _Pair) -> bool:
-        return all(called(p, m)[0] == "holds" for m in by_cfg[uniq.index(p)])
+        return all(called(p, m)[0] == Status.HOLDS for m in by_cfg[uniq.index(p)])
 
     status = rules.combine(outcomes)
     measured = ". ".join(parts) + "." + _others(uniq, focus, holds)
     split = ""
-    if status in ("depends", NOISY) and len(per_metric) > 1:
-        yes = [k for k, v in per_metric.items() if all(x == "holds" for x in v)]
-        no = [k for k, v in per_metric.items() if all(x == "does not hold" for x in v)]
+    if status in (Status.DEPENDS, NOISY) and len(per_metric) > 1:
+        yes = [k for k, v in per_metric.items() if all(x == Status.HOLDS for x in v)]
+        no = [k for k, v in per_metric.items() if all(x == Status.DOES_NOT_HOLD for x in v)]
         noisy = [k for k, v in per_metric.items() if NOISY in v]
         if yes and no:
             split = f"It holds for the {' and '.join(yes)} but not for the {' and '.join(no)}. "
@@ -333,7 +335,7 @@ def _speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: 
     if status == NOISY:
         why = split + (_WHY_NOISY[:1].upper() + _WHY_NOISY[1:] if split else _WHY_NOISY)
     else:
-        why = {"holds": why_holds, "does not hold": why_not}.get(status) or (
+        why = {Status.HOLDS: why_holds, Status.DOES_NOT_HOLD: why_not}.get(status) or (
             split + (why_depends or "the measures or configurations disagree (see measured)"))
     return Verdict(status, measured, why)
 
@@ -395,9 +397,9 @@ def _j_memory_long(records, c):
                        f"{fmt.fmt_ratio_cell(pts[-1][1])} at {pts[-1][0]})")
     status = rules.aggregate(outcomes)
     return Verdict(status, "; ".join(parts) + ".",
-                   "static_rnn's extra memory grows with the number of unrolled steps" if status == "holds" else
+                   "static_rnn's extra memory grows with the number of unrolled steps" if status == Status.HOLDS else
                    "static_rnn's memory relative to dynamic_rnn's does not grow with sequence length here: both "
-                   "store every step's activations for the backward pass" if status == "does not hold" else
+                   "store every step's activations for the backward pass" if status == Status.DOES_NOT_HOLD else
                    "the trend differs between configurations (see measured)")
 
 
@@ -460,12 +462,12 @@ def _j_keras(records, c):
                      seed_cfg=seeds.SEED_000, names=("Keras layer", "dynamic_rnn"), why_holds="", why_not="")
     b = _speed_claim(records, c, experiment="unroll", winner="keras", loser=_STATIC, metrics=("fwd_ms", "train_ms"),
                      seed_cfg=seeds.SEED_000, names=("Keras layer", "static_rnn"), why_holds="", why_not="")
-    if a.status == "not measured" or b.status == "not measured":
+    if a.status == Status.NOT_MEASURED or b.status == Status.NOT_MEASURED:
         return _not_measured(c, "no unroll records with keras, tf1_dynamic and tf1_static at one configuration")
     st = rules.combine([a.status, b.status])
-    why = {"holds": "the Keras 3 layer (on CPU the generic loop, on a GPU cuDNN where eligible) beats both TF1 paths "
+    why = {Status.HOLDS: "the Keras 3 layer (on CPU the generic loop, on a GPU cuDNN where eligible) beats both TF1 paths "
                     f"by {_MARGIN} or more.",
-           "does not hold": f"the Keras 3 layer is not faster than the TF1 paths here by the {_MARGIN} margin; on a CPU it has no "
+           Status.DOES_NOT_HOLD: f"the Keras 3 layer is not faster than the TF1 paths here by the {_MARGIN} margin; on a CPU it has no "
                             "fused kernel (cuDNN is GPU-only), so it runs a while_loop much like dynamic_rnn.",
            NOISY: _WHY_NOISY,
            }.get(st, "faster than one TF1 path or in one measure, not in all (see measured)")
@@ -477,7 +479,7 @@ def _j_static_varlen(records, c):
     if not st:
         failed = [r for r in _any(records, "varlen", "tf1_static") if not r.ok]
         if failed:
-            return Verdict("holds", f"static_rnn with sequence_length failed{_where(failed[0])}: {failed[0].error}",
+            return Verdict(Status.HOLDS, f"static_rnn with sequence_length failed{_where(failed[0])}: {failed[0].error}",
                            "static_rnn could not take the lengths here.")
         return _not_measured(c, "no varlen record for tf1_static")
     nolen = {_spot(r): r for r in reversed(_ok(records, "varlen", "tf1_static_nolen", "final_state_err"))}
@@ -497,8 +499,8 @@ def _j_static_varlen(records, c):
     return Verdict(status, "; ".join(parts) + ".",
                    "static_rnn takes sequence_length (as tf.nn.rnn did): it zeroes outputs past each row's length "
                    "and carries the state, exactly like dynamic_rnn; what it cannot take is a sequence longer than "
-                   "the steps it was unrolled for." if status == "does not hold" else
-                   "static_rnn did not handle the lengths correctly here." if status == "holds" else
+                   "the steps it was unrolled for." if status == Status.DOES_NOT_HOLD else
+                   "static_rnn did not handle the lengths correctly here." if status == Status.HOLDS else
                    "it handled the lengths in some configurations only (see measured)")
 
 
@@ -522,16 +524,16 @@ def _j_dynamic_skips(records, c):
                    "dynamic_rnn's while_loop stops at max(sequence_length) of the batch, so the padded tail past "
                    "the longest row is never computed. Shorter rows inside the batch still run every step up to "
                    "the longest (their state is copied through), so padding within a batch is computed; only "
-                   "bucketing by length avoids that." if st == "holds" else
-                   "the while_loop ran past the longest row: the padding is computed." if st == "does not hold"
+                   "bucketing by length avoids that." if st == Status.HOLDS else
+                   "the while_loop ran past the longest row: the padding is computed." if st == Status.DOES_NOT_HOLD
                    else "it stopped early in some configurations only (see measured)")
 
 
 def _j_seqlen_correctness(records, c):
     base = _j_dynamic_skips(records, c)
-    if base.status == "not measured":
+    if base.status == Status.NOT_MEASURED:
         return base
-    inv = {"holds": "does not hold", "does not hold": "holds"}.get(base.status, base.status)
+    inv = {Status.HOLDS: Status.DOES_NOT_HOLD, Status.DOES_NOT_HOLD: Status.HOLDS}.get(base.status, base.status)
     extra = ""
     # unroll records: tf1_dynamic with lengths vs full at an otherwise equal configuration, on the same machine
     dyn = _ok(records, "unroll", _DYN, "fwd_ms")
@@ -545,7 +547,7 @@ def _j_seqlen_correctness(records, c):
     why = ("in this TensorFlow dynamic_rnn's sequence_length is also a performance feature: its while_loop stops at "
            "the batch's longest row, so it saves the padded steps past it (the old documentation's 'more for "
            "correctness than performance' was written against the per-row cost: rows shorter than the longest are "
-           "still stepped, with their state copied through)." if inv == "does not hold" else
+           "still stepped, with their state copied through)." if inv == Status.DOES_NOT_HOLD else
            "sequence_length did not shorten dynamic_rnn's loop here: it only affects correctness.")
     return Verdict(inv, base.measured + extra, why)
 
@@ -564,21 +566,21 @@ def _j_static_seqlen_skip(records, c):
     return Verdict(st, "; ".join(parts) + ".",
                    "static_rnn wraps each step past the batch's longest row in a cond that skips the cell: the "
                    "steps are built (graph size and build time still grow with seq_len) but not computed." if
-                   st == "holds" else "static_rnn computed past the longest row here." if st == "does not hold"
+                   st == Status.HOLDS else "static_rnn computed past the longest row here." if st == Status.DOES_NOT_HOLD
                    else "see measured")
 
 
 def _j_dynamic_no_skip(records, c):
     base = _j_dynamic_skips(records, c)
-    if base.status == "not measured":
+    if base.status == Status.NOT_MEASURED:
         return base
-    inv = {"holds": "does not hold", "does not hold": "holds"}.get(base.status, base.status)
+    inv = {Status.HOLDS: Status.DOES_NOT_HOLD, Status.DOES_NOT_HOLD: Status.HOLDS}.get(base.status, base.status)
     rows = str(seeds.SEED_003["lengths"]).split(":")[-1]
     return Verdict(inv, base.measured,
                    "the seed's inference does not hold in this TensorFlow: dynamic_rnn stops at the longest row of "
                    f"the batch (all rows are {rows} long in its benchmark), so it computes only the first n steps. "
                    "Its slow dynamic_rnn is better explained by per-iteration loop overhead (see the seed003 "
-                   "experiment's verdict)." if inv == "does not hold" else base.why)
+                   "experiment's verdict)." if inv == Status.DOES_NOT_HOLD else base.why)
 
 
 def _j_ref_lstm(records, c):
@@ -596,8 +598,8 @@ def _j_ref_lstm(records, c):
     return Verdict(st, "; ".join(parts) + ".",
                    f"BasicLSTMCell + dynamic_rnn agrees with a textbook LSTM to float32 rounding (<= {rules.ATOL:g}), "
                    "given BasicLSTMCell's conventions: gate order i, j, f, o in one kernel over [x, h], forget_bias "
-                   "1.0 added to the forget gate, no peepholes or projection. No approximation." if st == "holds" else
-                   f"the difference exceeds {rules.ATOL:g} (see measured)" if st == "does not hold" else "see measured")
+                   "1.0 added to the forget gate, no peepholes or projection. No approximation." if st == Status.HOLDS else
+                   f"the difference exceeds {rules.ATOL:g} (see measured)" if st == Status.DOES_NOT_HOLD else "see measured")
 
 
 def _knob_pair(records, c, winner, loser, metrics, names, why_holds, why_not, at_least=rules.MARGIN):
@@ -614,7 +616,7 @@ def _j_pi(records, c):
                            "parallel_iterations only lets independent work (input projections, gradient "
                            "accumulation) run ahead. And 32 is already dynamic_rnn's default: setting it changes "
                            "nothing.")
-    if v.status == "not measured":
+    if v.status == Status.NOT_MEASURED:
         return v
     # parallel_iterations=128 beside the judged pairs: at the same configuration, on the same machine
     judged = {(p.spot, p.machine) for m in ("fwd_ms", "train_ms")
@@ -690,16 +692,16 @@ def _j_unstack(records, c):
         parts.append("final state differs from the full sequence's by up to "
                      f"{fmt.fmt_diff(r.metrics['final_state_vs_full'])}")
     iv = _interval(r, f, "peak_mem_mb") if f is not None else None
-    saved = _call(iv) == "holds"
+    saved = _call(iv) == Status.HOLDS
     if not runs:
-        st = "does not hold"
+        st = Status.DOES_NOT_HOLD
         why = ("as written the line raises: with a known time axis tf.unstack checks num against it ('Dimension "
                f"must be {num} but is {seeds.SEED_000['seq_len']}'), and with an unknown one it fails when run. What "
                "works is slicing first, tf.unstack(inputs[:, :N], axis=1); that "
                + ("does save memory" if saved else "saves little memory here")
                + ", but it is a different model: steps after N are never seen.")
     else:
-        st = "depends" if saved else "does not hold"
+        st = Status.DEPENDS if saved else Status.DOES_NOT_HOLD
         why = ("it saves memory only by computing something else: the steps after N are dropped." if saved else
                "it does not save meaningful memory here, and it drops the steps after N.")
     return Verdict(st, "; ".join(parts) + ".", why)
@@ -711,7 +713,7 @@ def _j_mixed(records, c):
         return _not_measured(c, "no precision record for tf1_dynamic_policy")
     r = sorted(rs, key=lambda r: not r.ok)[0]  # a successful record first, then select.rank
     if not r.ok:
-        return Verdict("does not hold", f"under a mixed_float16 global policy dynamic_rnn failed{_where(r)}: "
+        return Verdict(Status.DOES_NOT_HOLD, f"under a mixed_float16 global policy dynamic_rnn failed{_where(r)}: "
                                         f"{r.error}", "the policy breaks the TF1 graph instead of applying to it.")
     runs = r.metrics.get("policy_runs", 0) >= 1
     f16 = int(r.metrics.get("policy_float16_matmuls", 0))
@@ -730,8 +732,8 @@ def _j_mixed(records, c):
                      + (f", drifting {fmt.fmt_diff(cm['max_abs_diff'])} from float32"
                         if "max_abs_diff" in cm else ""))
     if runs and f16 > 0:
-        return Verdict("holds", measured + ".", "the TF1 cells picked up the global policy and computed in float16.")
-    return Verdict("does not hold", measured + ".",
+        return Verdict(Status.HOLDS, measured + ".", "the TF1 cells picked up the global policy and computed in float16.")
+    return Verdict(Status.DOES_NOT_HOLD, measured + ".",
                    "the global policy applies to Keras layers; the TF1 cells behind dynamic_rnn (legacy tf-keras "
                    "cells, created inside a v1 graph) ignore it and compute in float32, silently. Mixed precision "
                    "with dynamic_rnn needs explicit casts (inputs and weights to float16, a float32 loss); the "
@@ -759,16 +761,16 @@ def _j_shared(records, c):
                      + ("builds" if m.get("wrong_builds_diff_dim") else "fails to build"))
     d, u = seeds.SEED_000["input_dim"], seeds.SEED_000["units"]
     if all(s and d_ for s, d_ in outcomes):
-        st, why = "holds", "one cell object means one set of weights for every layer."
+        st, why = Status.HOLDS, "one cell object means one set of weights for every layer."
     elif all(s and not d_ for s, d_ in outcomes):
-        st, why = "depends", ("the layers do share one set of weights, but only when input_dim == units; otherwise "
+        st, why = Status.DEPENDS, ("the layers do share one set of weights, but only when input_dim == units; otherwise "
                               f"(the seed's own sizes: {d} inputs, {u} units) the first layer builds the kernel for "
                               f"{d} + {u} rows and the second layer's {u} + {u} do not fit: a MatMul shape error, "
                               "not silent sharing.")
     elif not any(s for s, _ in outcomes):
-        st, why = "does not hold", "the shared stack did not end up with shared weights here."
+        st, why = Status.DOES_NOT_HOLD, "the shared stack did not end up with shared weights here."
     else:
-        st, why = "depends", "it differs between the measured cases (see measured)"
+        st, why = Status.DEPENDS, "it differs between the measured cases (see measured)"
     return Verdict(st, "; ".join(parts) + ".", why)
 
 
@@ -783,9 +785,9 @@ def _j_state_tuple(records, c):
                 + (f" ({r.details.get('error_summary') or r.details.get('error_type')})" if wrong_fails else "")
                 + f"; LSTMStateTuple(c, h): {'works and matches the reference' if right_ok else 'fails its check'}"
                 + f"{_where(r)}.")
-    st = "holds" if wrong_fails and right_ok else "does not hold"
+    st = Status.HOLDS if wrong_fails and right_ok else Status.DOES_NOT_HOLD
     return Verdict(st, measured, "with state_is_tuple=True (the default) an LSTM state is LSTMStateTuple(c, h); a "
-                   "single tensor is refused, with a message that does not mention the state." if st == "holds" else
+                   "single tensor is refused, with a message that does not mention the state." if st == Status.HOLDS else
                    "the tuple layout was not required here (see measured).")
 
 
@@ -811,8 +813,8 @@ def _j_input_shape(records, c):
     return Verdict(st, "; ".join(parts) + ".",
                    "a wrong rank is caught, but a wrong layout of the right rank is not: dynamic_rnn reads the "
                    "first axis as the batch whatever it holds, so [time, batch, features] data runs silently with "
-                   "wrong results. Checking shapes is on you." if st == "depends" else
-                   "shape mistakes are caught with an error." if st == "holds" else
+                   "wrong results. Checking shapes is on you." if st == Status.DEPENDS else
+                   "shape mistakes are caught with an error." if st == Status.HOLDS else
                    "shape mistakes run silently.")
 
 
@@ -870,7 +872,7 @@ def _seed003(records, c, metric, *, higher, why_holds, why_not):
                             else ""))
         outcomes.append(call)
     st = rules.combine(outcomes)
-    return Verdict(st, "; ".join(parts) + ".", why_holds if st == "holds" else why_not if st == "does not hold"
+    return Verdict(st, "; ".join(parts) + ".", why_holds if st == Status.HOLDS else why_not if st == Status.DOES_NOT_HOLD
                    else _WHY_NOISY if st == NOISY else "the configurations disagree (see measured)")
 
 
@@ -885,10 +887,10 @@ def _j_cudnn(records, c):
                 f"{'yes' if m.get('cudnn_eligible') else 'no'}"
                 + (f"; trainable weights Keras sees: {int(m['keras3_trainable_weights'])}"
                    if "keras3_trainable_weights" in m else "") + f" ({select.device_of(r)}){_where(r)}.")
-    st = "holds" if m.get("cudnn_eligible") and m.get("keras3_call_ok") else "does not hold"
+    st = Status.HOLDS if m.get("cudnn_eligible") and m.get("keras3_call_ok") else Status.DOES_NOT_HOLD
     return Verdict(st, measured, "keras.layers.RNN(cell) always runs the generic step loop; only keras.layers.LSTM/GRU "
                    "with default activations on a GPU can take the cuDNN kernel, and a TF1 cell is no Keras 3 cell at "
-                   "all." if st == "does not hold" else "the construct runs on cuDNN here.")
+                   "all." if st == Status.DOES_NOT_HOLD else "the construct runs on cuDNN here.")
 
 
 def _j_tf_function(records, c):

@@ -32,6 +32,7 @@ from rnnlab.core import envinfo, rules, stats, wording
 from rnnlab.core import format as fmt
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record
+from rnnlab.core.rules import Status
 from rnnlab.core.views import ChartView, Report, TableView
 from rnnlab.experiments import seeds
 from rnnlab.judge import claims as judge_claims
@@ -40,6 +41,9 @@ from rnnlab.judge import select as sel
 from rnnlab.judge.claims import Claim, Verdict
 from rnnlab.judge.recommend import GOALS, Recommendation
 from rnnlab.present import style, tables
+from rnnlab.present.pages import Page
+
+PAGE = Page("claims", "Claims", ":material/fact_check:", order=5, about="the seeds' claims", topic=True)
 
 Result = tuple[Claim, Verdict]
 STATUSES = rules.STATUSES
@@ -50,13 +54,13 @@ STATUSES = rules.STATUSES
 SEEDS = tuple(seeds.SEED_FILES)  # "000", "001", "003", "004"
 # what the page and the CLI say beside each status
 STATUS_HELP = {
-    "holds": "the records agree with the seed",
-    "does not hold": "the records contradict the seed",
-    "depends": "it holds in some measured configurations or measures and not in others (the 'why' says where)",
-    "too noisy to call": "the interval of a ratio it rests on reaches across the margin: the rounds (or the timed "
+    Status.HOLDS: "the records agree with the seed",
+    Status.DOES_NOT_HOLD: "the records contradict the seed",
+    Status.DEPENDS: "it holds in some measured configurations or measures and not in others (the 'why' says where)",
+    Status.NOISY: "the interval of a ratio it rests on reaches across the margin: the rounds (or the timed "
                          "steps of one round) disagree too much to decide; more rounds would call it",
-    "not measured": "no usable record yet: run the command shown",
-    "not measurable here": "the seed's figure is about a GPU and this machine has none (import GPU records)",
+    Status.NOT_MEASURED: "no usable record yet: run the command shown",
+    Status.NOT_MEASURABLE: "the seed's figure is about a GPU and this machine has none (import GPU records)",
 }
 
 
@@ -212,7 +216,7 @@ def claims_text(results: Sequence[Result], *, width: int = 110) -> str:
         for head, text in (("measured", v.measured), ("why", v.why)):
             lines = textwrap.wrap(f"{head}: {text}", body, subsequent_indent="  ") or [""]
             out += [indent + line for line in lines]
-        if v.status == "not measured":
+        if v.status == Status.NOT_MEASURED:
             out.append(indent + f"measure: {c.command}")
     return "\n".join(out)
 
@@ -993,11 +997,11 @@ def claims_report(shown: Sequence[Result], results: Sequence[Result], records: S
 
 
 # a status as a count says it: (one, several)
-_COUNTED = {"holds": ("holds", "hold"), "does not hold": ("does not hold", "do not hold"),
-            "depends": ("depends on the configuration", "depend on the configuration"),
-            "too noisy to call": ("is too noisy to call", "are too noisy to call"),
-            "not measured": ("is not measured yet", "are not measured yet"),
-            "not measurable here": ("is not measurable here", "are not measurable here")}
+_COUNTED = {Status.HOLDS: ("holds", "hold"), Status.DOES_NOT_HOLD: ("does not hold", "do not hold"),
+            Status.DEPENDS: ("depends on the configuration", "depend on the configuration"),
+            Status.NOISY: ("is too noisy to call", "are too noisy to call"),
+            Status.NOT_MEASURED: ("is not measured yet", "are not measured yet"),
+            Status.NOT_MEASURABLE: ("is not measurable here", "are not measurable here")}
 
 
 def answer(results: Sequence[Result], records: Sequence[Record]) -> str:
@@ -1010,7 +1014,7 @@ def answer(results: Sequence[Result], records: Sequence[Record]) -> str:
     said = (f"Of the {len(results)} checkable claims in the seeds, " + ", ".join(parts[:-1])
             + (" and " if len(parts) > 1 else "") + parts[-1] + f", judged on {len(records)} records: "
             f"{source_note(records)}.")
-    wrong = next((c for c, v in results if v.status == "does not hold"), None)
+    wrong = next((c for c, v in results if v.status == Status.DOES_NOT_HOLD), None)
     if wrong is not None:
         said += f" For one, {seed_label(wrong)} says “{fmt.clip(wrong.text, 140)}”: the records say otherwise."
     return said

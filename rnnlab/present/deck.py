@@ -27,6 +27,8 @@ from rnnlab.core import format as fmt
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 from rnnlab.core.views import Report, TableView, without_bounds
+from rnnlab.core.wording import shared_opening
+from rnnlab.present import pages
 
 MAX_COLUMNS = 6
 LONG = 40  # characters: a column whose cells are longer on average holds sentences or code
@@ -38,10 +40,8 @@ _KEEP_IF_ANY = ("measured on", "check", "error")  # shown by default only when s
 FIGURES = ("measured",)  # a column of sentences that carries the measured figures (Claims): kept before other prose
 MAX_PROSE = 2  # columns of sentences or code a slide's table shows at most
 
-# page -> (module under rnnlab.present, what the page is); every module defines ``view(records, query, env=None)``
-PAGES = {"unrolling": "static vs dynamic unrolling", "varlen": "variable-length sequences",
-         "pitfalls": "multi-layer and shape pitfalls", "migrate": "TF1 to Keras 3 mapping",
-         "claims": "the seeds' claims", "overview": "the findings"}
+# page -> what the page is, for every page whose module (rnnlab.present.<page>) defines ``view(records, query, env)``
+PAGES = pages.viewed()
 
 
 # ---------------------------------------------------------------------------------------------------- columns
@@ -183,8 +183,6 @@ def talk(report: Report, columns: Sequence[str] | None = None) -> Report:
         if unknown:
             raise RnnlabError(f"--columns: no table has {', '.join(repr(clip(c, 40)) for c in unknown)}; "
                               f"choose from {clip(', '.join(choices(report)), 300)}")
-    from rnnlab.present.overview import shared_opening
-
     opener, lines = shared_opening([plain(t) for t in report.takeaways])  # whose machine, said once
     return replace(report, subtitle=short_subtitle(report), tables=tuple(pick(t, columns) for t in report.tables),
                    pairs=pairs(report), takeaways=tuple(lines), takeaway_note=opener)

@@ -18,6 +18,9 @@ from rnnlab.core import rules, stats
 from rnnlab.experiments import seeds
 from rnnlab.judge.select import ORIGIN_WORDS
 from rnnlab.tf import variants as unroll_variants
+from rnnlab.present.pages import Page
+
+PAGE = Page("glossary", "Glossary", ":material/menu_book:", order=7)
 
 TITLE = "Glossary"
 INTRO = ("The words and marks the pages use without explaining them each time. Variant names and seed titles come "

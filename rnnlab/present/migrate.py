@@ -34,6 +34,9 @@ from rnnlab.experiments.pitfalls import error_summary
 from rnnlab.judge import select
 from rnnlab.judge.select import provenance, source_note
 from rnnlab.tf import cudnn, mapping
+from rnnlab.present.pages import Page
+
+PAGE = Page("migrate", "Migrate TF1 to Keras", ":material/swap_horiz:", order=4, about="TF1 to Keras 3 mapping")
 
 EXP = "migrate"
 PRESETS = ("quick", "seed")
@@ -695,7 +698,7 @@ def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, 
     from rnnlab.present.deck import known, refused
 
     known(query, ("cell", "layers", "preset", "variants", *CUDNN_OPTIONS), "migrate")
-    d = urlstate.decode(query, experiment=EXP, names=["cell", "layers"], defaults={"cell": "lstm", "layers": 2},
+    d = urlstate.decode(query, experiment=experiments.get(EXP), names=["cell", "layers"], defaults={"cell": "lstm", "layers": 2},
                         default_variants=list(ROWS)[:1], extra_keys=["preset", *CUDNN_OPTIONS],
                         allowed_variants=list(ROWS))
     bad = [f"{k}={v!r} is not one of {', '.join(opts)}"

@@ -11,10 +11,14 @@ from typing import Sequence
 from rnnlab import experiments
 from rnnlab.core import format as fmt
 from rnnlab.core import wording
+from rnnlab.core.wording import shared_opening  # noqa: F401 (pages and ui ask the page's module)
 from rnnlab.core.record import Record
 from rnnlab.engine import api
 from rnnlab.judge import findings
 from rnnlab.judge.findings import Finding, Question
+from rnnlab.present.pages import Page
+
+PAGE = Page("overview", "Overview", ":material/home:", order=0, about="the findings", default=True)
 
 TITLE = "rnnlab: how TensorFlow unrolls recurrent networks"
 INTRO = (
@@ -96,28 +100,6 @@ def headline_charts(records: Sequence[Record], env=None) -> tuple:
         return unrolling.view(records, {}, env=env).charts[:1]
     except RnnlabError:
         return ()
-
-
-def _opener(line: str) -> str | None:
-    """"On <machine>" of a sentence that opens with it (``select.where``): up to the first ", " outside brackets."""
-    if not line.startswith("On "):
-        return None
-    depth = 0
-    for i, ch in enumerate(line):
-        depth += (ch == "(") - (ch == ")")
-        if depth == 0 and line.startswith(", ", i):
-            return line[:i]
-    return None
-
-
-def shared_opening(lines: Sequence[str]) -> tuple[str, list[str]]:
-    """When every sentence opens with the same "On <machine>," (``select.where``), that opener once and the
-    sentences without it (a list of findings reads without the repeated provenance); else ("", the lines)."""
-    heads = {_opener(x) for x in lines}
-    if len(lines) < 2 or len(heads) != 1 or None in heads:
-        return "", list(lines)
-    head = heads.pop()
-    return head, [fmt.sentence_start(x[len(head) + 2:]) for x in lines]
 
 
 def detail_without_source(detail: str) -> str:

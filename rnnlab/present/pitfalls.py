@@ -26,6 +26,9 @@ from rnnlab.engine import api
 from rnnlab.experiments.pitfalls import EXPERIMENT, PITFALLS, error_summary
 from rnnlab.judge import select
 from rnnlab.judge.select import provenance, source_note
+from rnnlab.present.pages import Page
+
+PAGE = Page("pitfalls", "Pitfalls", ":material/report:", order=3, about="multi-layer and shape pitfalls")
 
 EXP = "pitfalls"
 SUMMARY = EXPERIMENT.summary
@@ -423,7 +426,7 @@ def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, 
     from rnnlab.present.report import page_report
 
     known(query, ("cell", "preset", "variants"), "pitfalls")
-    d = urlstate.decode(query, experiment=EXP, names=["cell"], defaults={"cell": "rnn"},
+    d = urlstate.decode(query, experiment=EXPERIMENT, names=["cell"], defaults={"cell": "rnn"},
                         default_variants=VARIANTS[:1], extra_keys=["preset"], allowed_variants=VARIANTS)
     preset = d.extra.get("preset", "quick")
     if d.problems or preset not in PRESETS:

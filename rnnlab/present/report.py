@@ -10,7 +10,7 @@ from typing import Sequence
 
 from rnnlab.engine.api import first_run_command
 from rnnlab.judge import select
-from rnnlab.present import charts, tables
+from rnnlab.present import charts, pages, tables
 from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import fmt_params
@@ -136,9 +136,29 @@ def page_report(title: str, subtitle: str, records: Sequence[Record], tables: Se
                   provenance=(select.provenance(records) if records else {}) | {"commit": commit()})
 
 
-# experiment -> the page topic whose views an export of it shows (rnnlab.present.<topic>); "claims" is the Claims page
-TOPICS = {"unroll": "unrolling", "varlen": "varlen", "padding": "varlen", "seed003": "varlen", "pitfalls": "pitfalls",
-          "migrate": "migrate", "knobs": "claims", "precision": "claims", "training": "claims", "claims": "claims"}
+# experiment -> the page topic whose views an export of it shows (rnnlab.present.<topic>): each experiment's page
+# (``Experiment.page``), and a topic page (``Page.topic``: the Claims page) under its own name
+TOPICS = {e.name: e.page for e in experiments.all_experiments() if e.page} | \
+         {p.name: p.name for p in pages.pages() if p.topic}
+
+
+def appendix(page: str) -> str | None:
+    """What ``export --view PAGE --full`` writes: the page's topic when it is one (an experiment of that name, or a
+    topic page), else its one experiment, else None (every experiment)."""
+    if page in TOPICS:
+        return page
+    shown = [e for e, t in TOPICS.items() if t == page]
+    return shown[0] if len(shown) == 1 else None
+
+
+def shown(experiment: str) -> set[str] | None:
+    """The experiments whose records ``export --experiment`` reads: every one (None) for a topic page, the one named
+    when its page is a topic page (the Claims page reads every experiment), else every experiment of its page."""
+    topic = TOPICS.get(experiment)
+    page = pages.get(topic or "")
+    if page is not None and page.topic:
+        return None if experiment == topic else {experiment}
+    return {e for e, t in TOPICS.items() if t == topic} if topic else {experiment}
 
 
 def topic_report(records: Sequence[Record], topic: str) -> Report | None:

@@ -19,6 +19,9 @@ from rnnlab.core.views import TableView
 from rnnlab.engine import api
 from rnnlab.judge import select
 from rnnlab.present import tables
+from rnnlab.present.pages import Page
+
+PAGE = Page("results", "Results", ":material/table_view:", order=6)
 
 # source -> its words in the table and the source filter (only this machine's own records say "this machine")
 SOURCES = {**select.ORIGIN_WORDS, "baseline": "bundled (read-only)"}

@@ -28,6 +28,9 @@ from rnnlab.present import charts, tables
 from rnnlab.present import report as _report
 from rnnlab.present.report import chart_view, config_title, no_records, sweep_sets
 from rnnlab.tf import variants as V
+from rnnlab.present.pages import Page
+
+PAGE = Page("unrolling", "Unrolling", ":material/linear_scale:", order=1, about="static vs dynamic unrolling")
 
 EXP = experiments.get("unroll")
 UNROLL_CONTROLS = findings.UNROLL_CONTROLS
@@ -245,7 +248,7 @@ def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, 
     from rnnlab.present.deck import known, refused
 
     known(query, URL_KEYS, "unrolling")
-    d = urlstate.decode(query, experiment="unroll", names=UNROLL_CONTROLS, defaults=SEED, default_variants=BASE,
+    d = urlstate.decode(query, experiment=EXP, names=UNROLL_CONTROLS, defaults=SEED, default_variants=BASE,
                         extra_keys=["ref"], allowed_variants=VARIANTS)
     if d.problems:
         raise refused("unrolling", d.problems[0])

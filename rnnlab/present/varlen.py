@@ -31,6 +31,7 @@ from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import fmt_params  # noqa: F401  (the page's captions)
 from rnnlab.core.params import PARAMS, lengths_for
 from rnnlab.core.record import Record
+from rnnlab.core.rules import Status
 from rnnlab.core.views import ChartView, Report, TableView, to_frame  # noqa: F401  (to_frame: the page's tables)
 from rnnlab.experiments import padding as padding_exp
 from rnnlab.experiments import seed003 as seed003_exp
@@ -42,6 +43,9 @@ from rnnlab.present import style
 from rnnlab.present.report import chart_view, page_report
 from rnnlab.tf.cudnn import mask_ok
 from rnnlab.tf.varlen_checks import pre_padded, valid_mask
+from rnnlab.present.pages import Page
+
+PAGE = Page("varlen", "Variable lengths", ":material/straighten:", order=2, about="variable-length sequences")
 
 DASH = fmt.MISSING
 EXPERIMENTS = ("varlen", "padding", "seed003")  # the page's tabs, in order
@@ -574,7 +578,7 @@ def seed003_chart(records: Sequence[Record]) -> alt.FacetChart | None:
 @dataclass(frozen=True)
 class Seed003Verdict:
     """Does seed 003's conclusion ("static_rnn builds slower but runs faster") hold on these records?"""
-    status: str  # one of rules.STATUSES: "holds" only when both claims hold
+    status: Status  # "holds" only when both claims hold
     claims: tuple[tuple[str, str, Any], ...]  # (claim id, its words, the Claims table's Verdict) for SEED003_CLAIMS
     headline: str  # "Verdict: the conclusion ...", or "Cannot judge ..." when not measured
     paragraphs: tuple[str, ...]  # the seed's figures, the measurements, the Claims table, the slow start, why
@@ -588,10 +592,10 @@ def conclusion(statuses: Sequence[str]) -> str:
     """The status of a conclusion made of several claims, all of which it asserts: not measured when one is not,
     does not hold when one does not, depends when one depends, too noisy to call when one is, holds when all
     hold."""
-    for st in ("not measured", "not measurable here", "does not hold", "depends", "too noisy to call"):
+    for st in (Status.NOT_MEASURED, Status.NOT_MEASURABLE, Status.DOES_NOT_HOLD, Status.DEPENDS, Status.NOISY):
         if st in statuses:
             return st
-    return "holds" if statuses else "not measured"
+    return Status.HOLDS if statuses else Status.NOT_MEASURED
 
 
 def _v(x: float) -> str:
@@ -600,7 +604,7 @@ def _v(x: float) -> str:
 
 def _call(iv) -> str:
     """``rules.call`` on an interval (``findings.interval``); no ratio does not hold."""
-    return rules.call(iv) if iv is not None else "does not hold"
+    return rules.call(iv) if iv is not None else Status.DOES_NOT_HOLD
 
 
 def _sp(iv, *, invert: bool = False) -> str:
@@ -638,7 +642,7 @@ def seed003_verdict(records: Iterable[Record]) -> Seed003Verdict:
         + f" (a difference counts from {fmt.fmt_percent(rules.MARGIN)}).")
     ok = {v: r for v, r in (("static", s_rec), ("dynamic", d_rec))
           if r is not None and r.ok and "steps_per_s" in r.metrics and "build_s" in r.metrics}
-    if status in ("not measured", "not measurable here") or len(ok) < 2:
+    if status in (Status.NOT_MEASURED, Status.NOT_MEASURABLE) or len(ok) < 2:
         missing = [v for v in ("static", "dynamic") if v not in ok]
         what = ("no measured " + " and ".join(missing) + " record" if missing else
                 "; ".join(v.measured for _, _, v in judged if v.status == status))
@@ -678,12 +682,12 @@ def seed003_verdict(records: Iterable[Record]) -> Seed003Verdict:
         phrase = wording.difference(iv, kind=kind)
         return phrase.against("dynamic_rnn") if phrase is not None else "with no ratio known"
     runs, builds = said(iv_steady, "rate"), said(iv_build, "time")
-    run_part = {"holds": f"static_rnn does run faster{here}: it runs {runs}",
-                "does not hold": f"static_rnn does not run faster by the {margin} margin{here}: it runs {runs}",
+    run_part = {Status.HOLDS: f"static_rnn does run faster{here}: it runs {runs}",
+                Status.DOES_NOT_HOLD: f"static_rnn does not run faster by the {margin} margin{here}: it runs {runs}",
                 rules.NOISY: f"whether static_rnn runs faster{here} is too noisy to call: it runs {runs}",
                 }.get(run_v.status, f"whether static_rnn runs faster depends ({run_v.why})")
-    build_part = {"holds": f"static_rnn is slower to build, as claimed: it builds {builds}",
-                  "does not hold": f"static_rnn is not slower to build by the {margin} margin: it builds {builds}",
+    build_part = {Status.HOLDS: f"static_rnn is slower to build, as claimed: it builds {builds}",
+                  Status.DOES_NOT_HOLD: f"static_rnn is not slower to build by the {margin} margin: it builds {builds}",
                   rules.NOISY: f"whether static_rnn builds slower is too noisy to call: it builds {builds}",
                   }.get(build_v.status, f"whether static_rnn builds slower depends ({build_v.why})")
     headline = f"Verdict: the conclusion {status} {at}: {run_part}, and {build_part}."
@@ -695,7 +699,7 @@ def seed003_verdict(records: Iterable[Record]) -> Seed003Verdict:
         both = [m for m in S.round_metrics if "first_interval_steps_per_s" in m and "steps_per_s" in m]
         # a slow start: the first interval's rate at least the margin below the warm rate, round by round
         slow = _call(stats.ratio_interval([{"rate": m["first_interval_steps_per_s"]} for m in both],
-                                          [{"rate": m["steps_per_s"]} for m in both], "rate")) == "holds"
+                                          [{"rate": m["steps_per_s"]} for m in both], "rate")) == Status.HOLDS
         lines.append(
             (f"The seed's slow start of static_rnn does show {at}: {_v(fs)} steps/s over {n} "
              f"against {_v(s['steps_per_s'])} after" if slow else
@@ -826,7 +830,7 @@ def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, 
     known(query, ("tab", "variants", *names), "varlen")
     seed = exp.presets["seed"]
     defaults = {**exp.params.defaults(), **{k: v for k, v in seed.items() if k in names}}
-    d = urlstate.decode(query, experiment=name, names=names, defaults=defaults,
+    d = urlstate.decode(query, experiment=exp, names=names, defaults=defaults,
                         default_variants=list(seed.get("variants") or exp.default_variants))
     if d.problems:
         raise refused("varlen", d.problems[0])

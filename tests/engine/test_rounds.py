@@ -180,4 +180,4 @@ def test_estimate_counts_rounds_and_the_reference(fake, tmp_path):
     assert p.n_tasks == 4 and p.n_runs == 12
     est = api.estimate(p, store=Store(tmp_path / "e.sqlite"), fresh=True)
     assert est.workers == 18 and est.stored == 0 and not est.from_timings  # + the reference "ok", every round
-    assert est.seconds == pytest.approx(18 * (api.WORKER_START_S + api.WORK_S.get("fake_r", 20.0)), rel=0.5)
+    assert est.seconds == pytest.approx(18 * (api.WORKER_START_S + experiments.get("fake_r").work_s), rel=0.5)

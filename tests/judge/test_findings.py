@@ -146,7 +146,7 @@ DEFAULTS = {**experiments.get("unroll").params.defaults(), **SEED}
 
 
 def decode(q):
-    return urlstate.decode(q, experiment="unroll", names=NAMES, defaults=DEFAULTS,
+    return urlstate.decode(q, experiment=experiments.get("unroll"), names=NAMES, defaults=DEFAULTS,
                            default_variants=["tf1_static", "tf1_dynamic"], extra_keys=["ref"])
 
 

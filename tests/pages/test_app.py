@@ -226,7 +226,7 @@ def test_unrolling_download_report_renders_every_format():
     view = tables.comparison(recs, reference="tf1_dynamic", title="Unrolling: test")
     cv = chart_view(charts.step_time(recs), "Forward step time", "cap", recs)
     rep = downloads.make_report("rnnlab Unrolling: test", view.caption, [view], [cv], recs)
-    for fmt, _ in downloads.FORMATS:
+    for fmt in downloads.FORMATS:
         name, mime = downloads.file_name(rep, fmt)
         real_name, data, real_mime = exporters.render_bytes(rep, fmt)
         assert data and real_mime == mime and name.endswith(real_name[real_name.rindex("."):])

@@ -412,7 +412,7 @@ def test_the_page_report_exports_in_every_format(recs):
     assert [t.title for t in rep.tables] == [vv.views(n, recs[n]).table.title for n in ("varlen", "padding",
                                                                                          "seed003")]
     assert len(rep.charts) == 3
-    for fmt, _ in downloads.FORMATS:
+    for fmt in downloads.FORMATS:
         name, data, mime = exporters.render_bytes(rep, fmt)
         assert data and mime == downloads.file_name(rep, fmt)[1], fmt
     csv = exporters.render_bytes(rep, "csv")[1]
