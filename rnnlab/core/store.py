@@ -11,8 +11,8 @@
   many processes opening one corrupt store move it aside once, by an atomic rename that keeps its bytes.
 - A path that is a directory is refused; a store that cannot be written (read-only file or folder) is read
   read-only, and a write says so (it is never mistaken for a corrupt file).
-- A write waits for another writer's lock up to ``RNNLAB_STORE_WAIT_S`` seconds (default 120), retrying with
-  backoff; records that still cannot be written go to ``<store>.unsaved-<time>.jsonl`` beside it, and the error
+- A write waits for another writer's lock up to ``RNNLAB_STORE_WAIT_S`` seconds (default 120; ``store_lock``), retrying
+  with backoff; records that still cannot be written go to ``<store>.unsaved-<time>.jsonl`` beside it, and the error
   says how to import them.
 """
 
@@ -22,7 +22,6 @@ import errno
 import json
 import os
 import sqlite3
-import sys
 import time
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -31,6 +30,8 @@ from typing import Callable, Iterable
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 from rnnlab.core.record import Record
+from rnnlab.core.store_lock import DEFAULT_WAIT_S, StoreLocked, wait_s, warn_stderr  # noqa: F401 - importers
+from rnnlab.core.store_lock import file_lock, is_locked, is_read_only
 
 STORE_SCHEMA = 1
 APPLICATION_ID = 0x726E6E6C  # "rnnl": marks the file as ours
@@ -51,38 +52,8 @@ def default_path() -> Path:
     return Path(env).expanduser() if env else _ROOT / "data" / "cache" / "results.sqlite"
 
 
-DEFAULT_WAIT_S = 120.0  # how long a write waits for another writer (RNNLAB_STORE_WAIT_S overrides)
 _ATTEMPT_S = 5.0  # SQLite's own busy wait per attempt; attempts repeat with backoff until the total wait is spent
 _FIRST_S = 0.5  # the first attempt's: "waiting for the store lock" is said within a second
-
-
-def warn_stderr(msg: str) -> None:
-    print(f"rnnlab: warning: {msg}", file=sys.stderr)
-
-
-def wait_s() -> float:
-    """How long a write waits for the store's lock: ``RNNLAB_STORE_WAIT_S`` (seconds), default 120."""
-    raw = os.environ.get("RNNLAB_STORE_WAIT_S", "").strip()
-    if not raw:
-        return DEFAULT_WAIT_S
-    try:
-        v = float(raw)
-    except ValueError:
-        raise RnnlabError(f"RNNLAB_STORE_WAIT_S={raw!r} is not a number of seconds") from None
-    if not (0 <= v < 1e6):
-        raise RnnlabError(f"RNNLAB_STORE_WAIT_S={raw!r}: expected seconds between 0 and 1e6")
-    return v
-
-
-def _is_locked(e: sqlite3.OperationalError) -> bool:
-    text = str(e).lower()
-    return "locked" in text or "busy" in text
-
-
-def _is_read_only(e: sqlite3.Error) -> bool:
-    text = str(e).lower()
-    return "readonly" in text or "read-only" in text or "unable to open" in text
-
 
 FULL_BELOW = 1 << 20  # bytes free under which SQLite's "disk I/O error" means the disk is full (ENOSPC)
 
@@ -99,30 +70,6 @@ def _disk_full(path: Path, e: Exception) -> bool:
         return False
     return st.f_bavail * st.f_frsize < FULL_BELOW
 
-
-class StoreLocked(RnnlabError):
-    """Another process held the store's write lock longer than the wait allows."""
-
-
-@contextmanager
-def _file_lock(path: Path):
-    """An exclusive ``flock`` on ``path`` (``<store>.lock``) for opening the store; no lock where none can be made
-    (a read-only folder: nothing is moved or created there anyway)."""
-    try:
-        import fcntl
-    except ImportError:  # not POSIX
-        yield
-        return
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    except OSError:
-        yield
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 class Store:
@@ -162,7 +109,7 @@ class Store:
                 con.execute("SELECT count(*) FROM sqlite_master").fetchone()
             except sqlite3.OperationalError as e:  # a WAL store in a read-only folder: read it as a snapshot
                 con.close()
-                if _is_locked(e):
+                if is_locked(e):
                     raise  # another program writes it right now: wait (_locked_retry), never read half a write
                 con = sqlite3.connect(self._uri("immutable=1"), uri=True, isolation_level=None)
         else:
@@ -202,7 +149,7 @@ class Store:
                 raise RnnlabError(f"{self.path} {problem}, and it is read-only ({self.read_only_reason}); "
                                   "set RNNLAB_STORE to a writable path")
             return
-        with _file_lock(Path(str(self.path) + ".lock")):
+        with file_lock(Path(str(self.path) + ".lock")):
             problem = self._inspect()  # under the lock: another opener may have moved it aside a moment ago
             if problem:
                 self._move_aside(problem)
@@ -258,7 +205,7 @@ class Store:
             try:
                 return attempt(timeout)
             except sqlite3.OperationalError as e:
-                if not _is_locked(e):
+                if not is_locked(e):
                     raise
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -324,7 +271,7 @@ class Store:
         try:
             app_id, version, tables = self._locked_retry(look)
         except sqlite3.OperationalError as e:
-            if _is_read_only(e) or "disk i/o" in str(e).lower():
+            if is_read_only(e) or "disk i/o" in str(e).lower():
                 raise RnnlabError(f"cannot open the store {self.path}: {self._why(e)}; set RNNLAB_STORE to a usable"
                                   " path") \
                     from None
@@ -365,9 +312,9 @@ class Store:
                 break
             except sqlite3.OperationalError as e:
                 con.close()
-                if _is_read_only(e):
+                if is_read_only(e):
                     raise self._refuse_write(str(e)) from None
-                if not _is_locked(e):
+                if not is_locked(e):
                     raise RnnlabError(f"cannot write the store {self.path}: {self._why(e)}") from None
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -381,7 +328,7 @@ class Store:
         except sqlite3.OperationalError as e:
             if con.in_transaction:
                 con.execute("ROLLBACK")
-            if _is_read_only(e):
+            if is_read_only(e):
                 raise self._refuse_write(str(e)) from None
             raise RnnlabError(f"cannot write the store {self.path}: {self._why(e)}") from None
         except BaseException:

@@ -1,309 +1,35 @@
-"""The package's verbs: plan a run, run it (served from the store where possible), read the environment.
+"""The package's verbs: plan a run (``engine.plan``), estimate it (``engine.estimates``), run it (here: served from
+the store where possible, else by workers, folded into records), read the environment (``engine.probes``), import
+results (``engine.importing``).
 
-The CLI and the app are two faces of these keyword-only functions; tests call them directly.
+The CLI and the app are two faces of these keyword-only functions, all importable from here; tests call them directly.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
-import itertools
-import json
 import os
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from rnnlab.core import envinfo, rules, stats
-from rnnlab.core import format as fmt
 from rnnlab import experiments
-from rnnlab.core.errors import RnnlabError
-from rnnlab.core.format import clip
 from rnnlab.engine import runner as _runner
-from rnnlab.core.record import Record, canonical_json, make_key, utc_now
+from rnnlab.core.record import Record, make_key, utc_now
 from rnnlab.core.store import Store
-
-_PRESET_ONLY = ("variants",)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A validated run: the experiment, every point of the sweep (params filled in), the variants."""
-
-    experiment: str
-    points: tuple[Mapping[str, Any], ...]
-    variants: tuple[str, ...]
-    preset: str | None = None
-
-    @property
-    def n_tasks(self) -> int:
-        """(point, variant) pairs: the records the run returns."""
-        return len(self.points) * len(self.variants)
-
-    @property
-    def n_runs(self) -> int:
-        """(point, variant, round) triples: the worker processes the run starts at most (the reference variant,
-        when the plan lacks it but needs it for ``max_abs_diff``, comes on top; see :func:`estimate`)."""
-        return sum(int(pt.get("rounds", 1)) for pt in self.points) * len(self.variants)
-
-    def argv(self, *, json: bool = False, fresh: bool = False) -> list[str]:
-        """The words after ``python -m rnnlab`` that make this plan again: ``run EXP [--preset P] [--set K=V,...]
-        [--variants A,B]``. A parameter is set only where it differs from the preset's (or the default) value, in
-        the experiment's parameter order; a swept parameter lists its values."""
-        exp = experiments.get(self.experiment)
-        base = dict(exp.presets.get(self.preset, {})) if self.preset else {}
-        words = ["run", self.experiment] + (["--preset", self.preset] if self.preset else [])
-        for name in exp.params.names():
-            vals = list(dict.fromkeys(p[name] for p in self.points if name in p))
-            if not vals:
-                continue
-            ref = base.get(name, exp.params[name].default)
-            ref = list(ref) if isinstance(ref, (list, tuple)) else [ref]
-            if vals != ref:
-                words += ["--set", f"{name}=" + ",".join(_word(v) for v in vals)]
-        default = base.get("variants") or exp.default_variants
-        if list(self.variants) != list(default):
-            words += ["--variants", ",".join(self.variants)]
-        return words + (["--fresh"] if fresh else []) + (["--json"] if json else [])
-
-    def command(self, **kw) -> str:
-        """The shell command that makes this plan again (see :meth:`argv`)."""
-        import shlex
-
-        return " ".join(["python", "-m", "rnnlab"] + [shlex.quote(w) for w in self.argv(**kw)])
-
-
-def first_run_command(experiment: str | None = None) -> str:
-    """The command a newcomer runs first: ``experiment``'s quick preset (``unroll`` when None or unknown)."""
-    name = experiment if experiment in experiments.names() else "unroll"
-    exp = experiments.get(name)
-    return plan(name, preset="quick" if "quick" in exp.presets else None, available_mb=float("inf")).command()
-
-
-def _word(v: Any) -> str:
-    return ("true" if v else "false") if isinstance(v, bool) else str(v)
-
-
-def plan(experiment: str, *, preset: str | None = None, overrides: Mapping[str, Sequence[Any] | Any] | None = None,
-         variants: Sequence[str] | None = None, available_mb: float | None = None) -> Plan:
-    """Validate everything before anything runs. A list value is a sweep (cross product of all lists)."""
-    exp = experiments.get(experiment)
-    values: dict[str, list[Any]] = {}
-    preset_variants = None
-    if preset is not None:
-        if preset not in exp.presets:
-            raise RnnlabError(f"unknown preset {preset!r} for {experiment}; known: {', '.join(exp.presets)}")
-        for k, v in exp.presets[preset].items():
-            if k == "variants":
-                preset_variants = list(v)
-            else:
-                values[k] = list(v) if isinstance(v, (list, tuple)) else [v]
-    for k, v in (overrides or {}).items():
-        exp.params[k]  # unknown names are refused here with the list of known ones
-        values[k] = list(v) if isinstance(v, (list, tuple)) else [v]
-    from rnnlab.core.params import check_sweep  # issue 13: refuse a huge sweep from the lists' lengths, first
-
-    check_sweep(values)
-    names = list(values)
-    points = []
-    for combo in itertools.product(*(values[n] for n in names)):
-        points.append(exp.params.fill(dict(zip(names, combo))))
-    if not points:
-        points = [exp.params.fill({})]
-    chosen = list(variants) if variants else (preset_variants or list(exp.default_variants))
-    for v in chosen:
-        if v not in exp.variants:
-            raise RnnlabError(f"unknown variant {fmt.clip(repr(v))} for {experiment}; known: {', '.join(exp.variants)}")
-    chosen = list(dict.fromkeys(chosen))
-    if exp.check is not None:
-        for p in points:
-            avail = available_mb if available_mb is not None else envinfo.available_mb()
-            live = min(int(p.get("live", 16)), len(chosen) + 1) if p.get("protocol") == "interleaved" else 1
-            try:  # interleaved: every live worker of a point must fit at once
-                exp.check(p, tuple(chosen), available_mb=avail / live)
-            except RnnlabError as e:
-                if live == 1:
-                    raise
-                raise RnnlabError(f"{e} (interleaved: {live} workers alive at once share {avail:,.0f} MB; "
-                                  "--set live=2 or --set protocol=sequential needs less)") from None
-    return Plan(exp.name, tuple(points), tuple(chosen), preset)
-
-
-# -- environment ------------------------------------------------------------------------------------------------
-_probe_lock = threading.Lock()
-
-
-def _probe_key(device: str) -> str:
-    """The store's meta key of this machine's probe for ``device`` ("CPU"/"GPU")."""
-    static = {k: v for k, v in envinfo.static_env().items() if k != "gpu_hint"}
-    return "probe:" + device + ":" + hashlib.sha256(canonical_json(static).encode()).hexdigest()[:16]
-
-
-def cached_probe(store: Store, device: str) -> dict | None:
-    """The probe cached for this machine and ``device``, or None (never starts a worker)."""
-    raw = store.meta_get(_probe_key(device))
-    if not raw:
-        return None
-    try:
-        probe = json.loads(raw)
-    except json.JSONDecodeError:
-        return None
-    return probe if isinstance(probe, dict) else None
-
-
-def known_env(store: Store, requested: str = "auto") -> dict | None:
-    """The ``env`` block a run would record, when it can be known without a worker; None when it cannot
-    (a GPU may be present but has never been probed here)."""
-    static = envinfo.static_env()
-    probe: dict = {}
-    gpus: list[str] = []
-    if static["gpu_hint"]:
-        gpu_probe = cached_probe(store, "GPU")
-        if gpu_probe is None:
-            return None
-        probe.update(gpu_probe)
-        gpus = gpu_probe.get("gpus") or []
-    try:
-        device = envinfo.resolve_device(requested, gpus)
-    except RnnlabError:  # device=gpu without a GPU: the run itself refuses it with a message
-        return None
-    if device == "CPU":
-        cpu = cached_probe(store, "CPU")
-        if cpu and cpu.get("matmul_gflops"):
-            probe["matmul_gflops"] = cpu["matmul_gflops"]
-    return envinfo.run_env(static, probe or None, device)
-
-
-def _probe(store: Store, device: str, *, launcher=_runner.launch_subprocess) -> dict:
-    key = _probe_key(device)
-    with _probe_lock:
-        cached = store.meta_get(key)
-        if cached:
-            return json.loads(cached)
-        msg = _runner.run_task({"kind": "probe", "device": device}, launcher=launcher, timeout_s=300,
-                               mem_limit_mb=None)
-        if msg.get("type") != "result":
-            raise RnnlabError(f"the environment probe failed: {msg.get('reason')}")
-        store.meta_set(key, json.dumps(msg["probe"]))
-        return msg["probe"]
-
-
-def environment(requested: str = "auto", *, store: Store | None = None, measure: bool = True,
-                launcher=_runner.launch_subprocess) -> dict:
-    """The env block a run on ``requested`` would record. ``measure=False`` never starts a worker (no GPU names,
-    no matmul rate unless cached)."""
-    store = store or Store()
-    static = envinfo.static_env()
-    gpus: list[str] = []
-    probe = None
-    if static["gpu_hint"]:
-        probe = _probe(store, "GPU", launcher=launcher) if measure else None
-        gpus = (probe or {}).get("gpus") or []
-    device = envinfo.resolve_device(requested, gpus)
-    if device == "CPU" and measure:
-        cpu_probe = _probe(store, "CPU", launcher=launcher)
-        probe = {**(probe or {}), "matmul_gflops": cpu_probe["matmul_gflops"]}
-    return envinfo.run_env(static, probe, device)
-
-
-def copy_probes(src: Store, dst: Store) -> int:
-    """Copy this machine's cached probes from ``src`` to ``dst`` (a scratch store then needs no probe worker)."""
-    n = 0
-    for device in ("CPU", "GPU"):
-        raw = src.meta_get(_probe_key(device))
-        if raw:
-            dst.meta_set(_probe_key(device), raw)
-            n += 1
-    return n
-
-
-def needs_probe(store: Store, requested: str = "auto") -> bool:
-    """A run on ``requested`` would start the environment probe first (a worker that imports TensorFlow): nothing is
-    cached for this machine yet. Never starts a worker."""
-    if envinfo.static_env()["gpu_hint"] and cached_probe(store, "GPU") is None:
-        return True
-    known = known_env(store, requested)
-    if known is None:  # device=gpu without a GPU: the run refuses it before any probe
-        return False
-    return known["device"] == "CPU" and not known.get("matmul_gflops")
-
-
-# -- estimating ---------------------------------------------------------------------------------------------------
-# What a run costs, from the 2-core machine these were measured on: ``run unroll --preset quick`` took 8 s per worker,
-# of which the variant itself (``details.worker_wall_s``) about 1 s; the rest is starting the interpreter, importing
-# TensorFlow and Keras (5 s) and the matmul rate measured after the variant.
-WORKER_START_S = 7.0  # a worker's time besides its variant's own
-PROBE_S = 9.0  # the environment probe, once per machine and TensorFlow version
-QUICK_WORK_S = 1.0  # a quick preset's variant, when this machine has no stored timing of it
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """What a run of a plan is about to do: worker processes and seconds (both before anything runs)."""
-
-    workers: int  # worker processes it starts (rounds and the reference included; stored results left out)
-    seconds: float
-    stored: int  # (point, variant) records it will serve from the store
-    known: bool  # the store could be consulted (False: the environment is not probed yet, nothing counted as stored)
-    from_timings: bool  # every variant's time comes from this machine's stored records (else rough constants)
-
-
-def _timing_key(variant: str, params: Mapping[str, Any]) -> str:
-    return variant + canonical_json({k: v for k, v in params.items() if k not in NOT_KEYED + ("rounds",)})
-
-
-def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False) -> Estimate:
-    """How many workers a run of ``p`` starts and about how long it takes here, without starting any: per variant,
-    the worker time a stored record of the same configuration took on this machine (``details.worker_wall_s``,
-    plus starting the worker), else the experiment's own rough figure (``Experiment.work_s``)."""
-    store = store or Store()
-    exp = experiments.get(p.experiment)
-    static = envinfo.static_env()
-    walls: dict[str, list[float]] = {}
-    for r in store.records(exp.name):
-        wall = r.details.get("worker_wall_s")
-        if (r.ok and r.source == "local" and isinstance(wall, (int, float)) and r.env.get("cpu") == static["cpu"]
-                and r.env.get("cores") == static["cores"]):
-            walls.setdefault(_timing_key(r.variant, r.params), []).append(float(wall))
-    workers, seconds, stored, known, timed = 0, 0.0, 0, True, True
-    if p.points and needs_probe(store, p.points[0].get("device", "auto")):
-        seconds += PROBE_S
-    ref = exp.reference
-    everyone = ([ref] if ref is not None and ref not in p.variants else []) + list(p.variants)
-    for point in p.points:
-        n_rounds = int(point.get("rounds", 1))
-        env = None if fresh else known_env(store, point.get("device", "auto"))
-        known = known and (fresh or env is not None)
-        params = dict(point)
-        if env is not None and "device" in params:
-            params["device"] = env["device"].lower()
-        for v in everyone:
-            if env is not None:
-                rec = store.get(make_key(spec_of(exp.name, exp.version, v, params), envinfo.fingerprint(env)))
-                if rec is not None and not rec.details.get("transient") and rec.source == "local":
-                    stored += v in p.variants
-                    continue
-            seen = walls.get(_timing_key(v, params))
-            timed = timed and bool(seen)
-            work = (float(np.median(seen)) if seen else
-                    QUICK_WORK_S if p.preset == "quick" else exp.work_s)
-            workers += n_rounds
-            seconds += n_rounds * (WORKER_START_S + work)
-    return Estimate(workers, seconds, stored, known, timed and workers > 0)
+# the package's verbs, one module per concern; importers use them from here
+from rnnlab.engine.estimates import PROBE_S, QUICK_WORK_S, WORKER_START_S, Estimate, estimate  # noqa: F401
+from rnnlab.engine.importing import MAX_IMPORT_BYTES, ImportCount, import_file, read_import  # noqa: F401
+from rnnlab.engine.plan import NOT_KEYED, Plan, first_run_command, plan, spec_of  # noqa: F401
+from rnnlab.engine.probes import _probe_key, cached_probe, copy_probes, environment, known_env, needs_probe  # noqa: F401
 
 
 # -- running ----------------------------------------------------------------------------------------------------
-NOT_KEYED = ("timeout_s", "live")  # limits, not part of what is measured (the cache key leaves them out)
-
-
-def spec_of(experiment: str, version: int, variant: str, params: Mapping[str, Any]) -> dict:
-    return {"experiment": experiment, "version": version, "variant": variant,
-            "params": {k: v for k, v in params.items() if k not in NOT_KEYED}}
-
 
 def _diff(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> float | None:
     keys = set(a) & set(b)
@@ -454,12 +180,7 @@ def _run_interleaved(store: Store, exp, pt: "OpenPoint", todo: list, *, count: "
         if companion:
             companion_windows.append(got.windows.get(companion, {}))
         for v in todo:
-            msg = got.messages.get(v) or {"type": "error", "transient": True, "reason": "the worker said nothing"}
-            raw = None
-            path = msg.get("outputs_path") if msg.get("type") == "result" else None
-            if path and os.path.exists(path):
-                with open(path, "rb") as f:
-                    raw = f.read()
+            msg, raw = _round_output(got, v)
             pt.state[v].windows.append(got.windows.get(v, {}))
             pt.state[v].stops.append(dict(got.stops))
             take_round(store, exp, pt, v, r, msg, raw, loads, count=count)
@@ -482,6 +203,17 @@ def _run_interleaved(store: Store, exp, pt: "OpenPoint", todo: list, *, count: "
         store.put(rec.with_(cached=False))
         pt.records[companion] = rec
 
+
+
+def _round_output(got, v: str) -> tuple[dict, bytes | None]:
+    """A variant's message from an interleaved round, and its outputs (npz bytes) where it wrote them."""
+    msg = got.messages.get(v) or {"type": "error", "transient": True, "reason": "the worker said nothing"}
+    raw = None
+    path = msg.get("outputs_path") if msg.get("type") == "result" else None
+    if path and os.path.exists(path):
+        with open(path, "rb") as f:
+            raw = f.read()
+    return msg, raw
 
 def _by_metric(rounds: list) -> dict:
     """[{metric: windows} per round] -> {metric: [windows per round]} (a round without a metric: [])."""
@@ -710,64 +442,5 @@ def _attach_diffs(store: Store, name: str, version: int, ref: str, params: Mappi
 
 
 # -- results ----------------------------------------------------------------------------------------------------
-MAX_IMPORT_BYTES = 50 * 2**20  # a results file larger than this is refused before it is parsed
-_REASONS_SHOWN = 3  # reasons a refused import quotes
-_REASON_CHARS = 80  # each cut to this length
 
 
-class ImportCount(int):
-    """The records an import added (an ``int``, as before), plus ``kept``: records of the file whose key was already
-    in the store and were left as they were (``kept_local`` of them measured on this machine)."""
-
-    kept: int = 0
-    kept_local: int = 0
-
-    def __new__(cls, added: int, kept: int = 0, kept_local: int = 0):
-        obj = super().__new__(cls, added)
-        obj.kept, obj.kept_local = kept, kept_local
-        return obj
-
-    @property
-    def message(self) -> str:
-        """``imported 37 records; kept 3 records already measured here``."""
-        text = f"imported {int(self)} record{'s' if int(self) != 1 else ''}"
-        if self.kept_local:
-            text += f"; kept {self.kept_local} record{'s' if self.kept_local != 1 else ''} already measured here"
-        if self.kept - self.kept_local:
-            n = self.kept - self.kept_local
-            text += f"; {n} record{'s' if n != 1 else ''} already in the store"
-        return text
-
-
-def read_import(data: bytes | str, *, name: str = "file") -> list[Record]:
-    """Parse and validate a results file (JSON array/object or JSONL) against the experiment registry; store
-    nothing. All or nothing: RnnlabError ("refused 2 of 40 records: record 7: params.units=...; ...")."""
-    from rnnlab.core.record import parse_records
-
-    if len(data) > MAX_IMPORT_BYTES:
-        raise RnnlabError(f"{name}: larger than {MAX_IMPORT_BYTES // 2**20} MB; split it")
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8-sig")  # a byte-order mark (Windows editors write one) is not part of the JSON
-        except UnicodeDecodeError:
-            raise RnnlabError(f"{name}: not UTF-8 text; expected a JSON array or JSONL of rnnlab records") from None
-    records = parse_records(data.removeprefix("\ufeff"), name=name)
-    refused = [(i, ps) for i, r in enumerate(records, 1) if (ps := experiments.problems(r))]
-    if refused:
-        reasons = "; ".join(clip(f"record {i}: {ps[0]}", _REASON_CHARS) for i, ps in refused[:_REASONS_SHOWN])
-        more = "; ..." if len(refused) > _REASONS_SHOWN else ""
-        raise RnnlabError(f"{name}: refused {len(refused)} of {len(records)} records: {reasons}{more};"
-                          " nothing was imported")
-    return [r.with_(source="imported", cached=False) for r in records]
-
-
-def import_file(data: bytes | str, *, name: str = "file", store: Store | None = None) -> ImportCount:
-    """Validate every record of a JSON/JSONL file and store them all, or none (never unpickles). A record whose key
-    is already stored is kept as stored (an import never replaces a measurement); the count says how many."""
-    records = read_import(data, name=name)
-    store = store or Store()
-    unique = list({r.key: r for r in records}.values())
-    sources = store.sources([r.key for r in unique])
-    added = store.put_many(unique, replace=False)
-    kept_local = sum(1 for r in unique if sources.get(r.key) == "local")
-    return ImportCount(added, len(unique) - added, min(kept_local, len(unique) - added))

@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-import time
+from rnnlab.tf import matmul
 
 
 def matmul_gflops(device: str, n: int = 2048, repeats: int = 10) -> float:
-    """Achieved float32 GFLOP/s of an n x n matmul on ``device`` (best of ``repeats``, after a warm-up)."""
-    import tensorflow as tf
-
-    with tf.device(f"/{device}:0"):
-        a = tf.random.stateless_uniform((n, n), seed=(1, 2))
-        b = tf.random.stateless_uniform((n, n), seed=(3, 4))
-        f = tf.function(lambda x, y: tf.reduce_sum(tf.matmul(x, y)))
-        f(a, b).numpy()
-        best = float("inf")
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            f(a, b).numpy()
-            best = min(best, time.perf_counter() - t0)
-    return 2.0 * n**3 / best / 1e9
+    """Achieved float32 GFLOP/s of an n x n matmul on ``device`` ("CPU"/"GPU"; ``rnnlab.tf.matmul``)."""
+    return matmul.matmul_gflops(f"/{device}:0", n=n, repeats=repeats)
 
 
 def probe(device: str) -> dict:

@@ -67,7 +67,7 @@ def run_task(task: dict, send, recv=None) -> None:
         send({"type": "result", "probe": probe(device)})
         return
 
-    import numpy as np
+    import numpy  # noqa: F401 - loaded before the memory baseline is read, as the variant will use it
 
     for name in preload:
         importlib.import_module(name)  # the memory baseline includes TensorFlow and Keras
@@ -91,8 +91,17 @@ def run_task(task: dict, send, recv=None) -> None:
         send({"type": "error", "reason": str(e)})
         return
     wall = time.perf_counter() - t0
+    send(_result(out, task, wall=wall, base_mb=base_mb, tf=tf, gpu=gpu))
+
+
+def _result(out: dict, task: dict, *, wall: float, base_mb: float, tf, gpu: bool) -> dict:
+    """The result message of a variant that ran: its finite metrics, peak memory, wall time, the matmul rate measured
+    right after it (for the roofline), and its outputs saved where the manager asked."""
     import math
 
+    import numpy as np
+
+    device = task.get("device", "CPU")
     details = dict(out.get("details") or {})
     metrics = {}
     for k, v in (out.get("metrics") or {}).items():
@@ -119,7 +128,7 @@ def run_task(task: dict, send, recv=None) -> None:
     if outputs and task.get("outputs_path"):
         outputs_path = task["outputs_path"]
         np.savez(outputs_path, **{k: np.asarray(v) for k, v in outputs.items()})
-    send({"type": "result", "metrics": metrics, "details": details, "outputs_path": outputs_path})
+    return {"type": "result", "metrics": metrics, "details": details, "outputs_path": outputs_path}
 
 
 def _end_with_parent(poll_s: float = 1.0) -> None:

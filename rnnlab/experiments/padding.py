@@ -5,7 +5,7 @@ The data set: ``n_sequences`` sequences whose true lengths follow ``lengths`` (`
 ``[0, n_classes)`` each. The model: one layer of ``cell`` with ``units``, a dense layer to ``n_classes`` on the final
 hidden state, sparse softmax cross-entropy, Adam. Every variant processes every sequence once per epoch.
 
-Variants (the batching arithmetic is ``rnnlab.tf.batching``):
+Variants (the batching arithmetic is ``rnnlab.tf.batching``; the runs ``rnnlab.tf.padding``):
 
 - ``pad_global``, ``pad_batch``, ``bucket``, ``sort``: a Keras 3 layer (``SimpleRNN`` / ``LSTM`` / ``GRU`` with
   Keras defaults) called with ``mask=`` from the lengths, inside ``tf.function`` (one forward function, one training
@@ -25,8 +25,6 @@ Timing: after building, one untimed epoch of each kind (``first_epoch_*_s``: the
 from __future__ import annotations
 
 import os
-import statistics
-import time
 
 import numpy as np
 
@@ -95,170 +93,11 @@ def make_data(p: dict) -> tuple[list[int], np.ndarray, np.ndarray]:
     return lengths, x, y
 
 
-def _epochs(run_epoch, warmup: int, repeats: int) -> tuple[float, list[float]]:
-    t0 = time.perf_counter()
-    run_epoch()
-    first = time.perf_counter() - t0
-    for _ in range(warmup):
-        run_epoch()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        run_epoch()
-        times.append(time.perf_counter() - t0)
-    return first, times
-
-
-def _keras_layer(cell: str, units: int):
-    import keras
-
-    return {"rnn": keras.layers.SimpleRNN, "lstm": keras.layers.LSTM, "gru": keras.layers.GRU}[cell](units)
-
-
-def _run_keras(p: dict, plan, lengths, x, y, ctx) -> tuple[dict, dict]:
-    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-    import keras
-    import tensorflow as tf
-
-    traces = {"fwd": 0, "train": 0}
-    d = p["input_dim"]
-    with tf.device(ctx.tf_device):
-        keras.utils.set_random_seed(p["seed"])
-        layer = _keras_layer(p["cell"], p["units"])
-        head = keras.layers.Dense(p["n_classes"])
-        opt = keras.optimizers.Adam()
-        head(layer(np.zeros((1, 1, d), np.float32)))
-        variables = layer.trainable_variables + head.trainable_variables
-        opt.build(variables)
-
-        @tf.function
-        def fwd(xb, mb):
-            traces["fwd"] += 1
-            return layer(xb, mask=mb)
-
-        @tf.function
-        def train(xb, mb, yb):
-            traces["train"] += 1
-            with tf.GradientTape() as tape:
-                logits = head(layer(xb, mask=mb))
-                loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=yb, logits=logits))
-            grads = tape.gradient(loss, variables)
-            opt.apply_gradients(zip(grads, variables))
-            return loss
-
-        ctx.phase("build")
-        t0 = time.perf_counter()
-        for rows, tlen in plan.shapes:
-            fwd.get_concrete_function(tf.TensorSpec([rows, tlen, d], tf.float32), tf.TensorSpec([rows, tlen], tf.bool))
-            train.get_concrete_function(tf.TensorSpec([rows, tlen, d], tf.float32),
-                                        tf.TensorSpec([rows, tlen], tf.bool), tf.TensorSpec([rows], tf.int32))
-        build_s = time.perf_counter() - t0
-        traced_up_front = dict(traces)
-        lens = np.asarray(lengths)
-        batches = []
-        for b in plan.batches:
-            idx = np.asarray(b.indices)
-            xb = np.zeros((b.rows, b.padded_len, d), np.float32)
-            n = min(b.padded_len, x.shape[1])
-            xb[:, :n] = x[idx, :n]
-            mb = np.arange(b.padded_len)[None, :] < lens[idx][:, None]
-            batches.append((tf.constant(xb), tf.constant(mb), tf.constant(y[idx])))
-
-        def fwd_epoch():
-            out = None
-            for xb, mb, _ in batches:
-                out = fwd(xb, mb)
-            np.asarray(out)  # waits for the device
-
-        def train_epoch():
-            out = None
-            for xb, mb, yb in batches:
-                out = train(xb, mb, yb)
-            np.asarray(out)
-
-        ctx.phase("forward")
-        f_first, f_times = _epochs(fwd_epoch, p["warmup"], p["repeats"])
-        ctx.phase("train")
-        t_first, t_times = _epochs(train_epoch, p["warmup"], p["repeats"])
-    metrics = {"build_s": build_s, "builds": float(traces["fwd"] + traces["train"]),
-               "first_epoch_fwd_s": f_first, "first_epoch_train_s": t_first}
-    details = {"model": f"keras.layers.{type(layer).__name__}({p['units']}) called with mask=, "
-                        f"Dense({p['n_classes']}) on its output; keras.optimizers.Adam; tf.function per step",
-               "traces": {"up_front": traced_up_front, "total": dict(traces)},
-               "epoch_fwd_s": [round(v, 6) for v in f_times], "epoch_train_s": [round(v, 6) for v in t_times]}
-    return metrics | _throughput(p, f_times, t_times), details
-
-
-def _throughput(p: dict, f_times: list[float], t_times: list[float]) -> dict:
-    f, t = statistics.median(f_times), statistics.median(t_times)
-    return {"fwd_epoch_s": f, "train_epoch_s": t, "fwd_seq_per_s": p["n_sequences"] / f,
-            "train_seq_per_s": p["n_sequences"] / t}
-
-
-def _tf1_cell(tf, cell: str, units: int):
-    rc = tf.compat.v1.nn.rnn_cell
-    return {"rnn": rc.BasicRNNCell, "lstm": rc.BasicLSTMCell, "gru": rc.GRUCell}[cell](units)
-
-
-def _run_tf1(p: dict, plan, lengths, x, y, ctx, static: bool) -> tuple[dict, dict]:
-    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-    import tensorflow as tf
-
-    d = p["input_dim"]
-    tmax = max(lengths)
-    g = tf.Graph()
-    ctx.phase("build")
-    t0 = time.perf_counter()
-    with g.as_default(), tf.device(ctx.tf_device):
-        tf.compat.v1.set_random_seed(p["seed"])
-        x_ph = tf.compat.v1.placeholder(tf.float32, [None, tmax if static else None, d], name="x")
-        len_ph = tf.compat.v1.placeholder(tf.int32, [None], name="lengths")
-        y_ph = tf.compat.v1.placeholder(tf.int32, [None], name="labels")
-        cell = _tf1_cell(tf, p["cell"], p["units"])
-        if static:
-            _, state = tf.compat.v1.nn.static_rnn(cell, tf.unstack(x_ph, axis=1), sequence_length=len_ph,
-                                                  dtype=tf.float32)
-        else:
-            _, state = tf.compat.v1.nn.dynamic_rnn(cell, x_ph, sequence_length=len_ph, dtype=tf.float32,
-                                                   parallel_iterations=p["parallel_iterations"])
-        h = state.h if p["cell"] == "lstm" else state
-        w = tf.compat.v1.get_variable("dense_w", [p["units"], p["n_classes"]])
-        bias = tf.compat.v1.get_variable("dense_b", [p["n_classes"]], initializer=tf.zeros_initializer())
-        logits = tf.matmul(h, w) + bias
-        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y_ph, logits=logits))
-        train_op = tf.compat.v1.train.AdamOptimizer().minimize(loss)
-        init = tf.compat.v1.global_variables_initializer()
-    build_s = time.perf_counter() - t0
-    nodes = len(g.get_operations())
-    lens = np.asarray(lengths, np.int32)
-    feeds = []
-    for b in plan.batches:
-        idx = np.asarray(b.indices)
-        xb = np.zeros((b.rows, b.padded_len, d), np.float32)
-        n = min(b.padded_len, x.shape[1])
-        xb[:, :n] = x[idx, :n]
-        feeds.append({x_ph: xb, len_ph: lens[idx], y_ph: y[idx]})
-    with tf.compat.v1.Session(graph=g) as sess:
-        sess.run(init)
-        ctx.phase("forward")
-        f_first, f_times = _epochs(lambda: [sess.run(h, fd) for fd in feeds], p["warmup"], p["repeats"])
-        ctx.phase("train")
-        t_first, t_times = _epochs(lambda: [sess.run(train_op, fd) for fd in feeds], p["warmup"], p["repeats"])
-    metrics = {"build_s": build_s, "builds": 1.0, "graph_nodes": float(nodes),
-               "first_epoch_fwd_s": f_first, "first_epoch_train_s": t_first}
-    details = {"model": ("tf.compat.v1.nn.static_rnn" if static else
-                         f"tf.compat.v1.nn.dynamic_rnn(parallel_iterations={p['parallel_iterations']})")
-                        + f" with sequence_length over {type(cell).__name__}({p['units']}), dense to "
-                          f"{p['n_classes']} classes on the final h, tf.compat.v1.train.AdamOptimizer; v1 Graph + "
-                          "Session, feed_dict",
-               "epoch_fwd_s": [round(v, 6) for v in f_times], "epoch_train_s": [round(v, 6) for v in t_times]}
-    return metrics | _throughput(p, f_times, t_times), details
-
-
 def run_variant(params: dict, variant: str, ctx) -> dict:
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
     from rnnlab.core.errors import VariantUnsupported
     from rnnlab.tf import batching as padding
+    from rnnlab.tf import padding as tf_padding
 
     if variant not in VARIANTS:
         raise VariantUnsupported(f"unknown padding variant {variant!r}")
@@ -266,9 +105,9 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
     lengths, x, y = make_data(p)
     plan = padding.make_plan(STRATEGY_OF[variant], lengths, p["batch"], p["buckets"], p["seed"])
     if variant in KERAS_VARIANTS:
-        metrics, details = _run_keras(p, plan, lengths, x, y, ctx)
+        metrics, details = tf_padding.run_keras(p, plan, lengths, x, y, ctx)
     else:
-        metrics, details = _run_tf1(p, plan, lengths, x, y, ctx, static=variant == "static_fixed")
+        metrics, details = tf_padding.run_tf1(p, plan, lengths, x, y, ctx, static=variant == "static_fixed")
     metrics.update({"n_shapes": float(len(plan.shapes)), "n_batches": float(len(plan.batches)),
                     "wasted_pct": plan.wasted_pct, "loop_wasted_pct": plan.loop_wasted_pct,
                     "padded_steps": float(plan.padded_steps), "real_steps": float(plan.real_steps)})

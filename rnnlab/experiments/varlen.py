@@ -98,7 +98,7 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
     from rnnlab.core.errors import VariantUnsupported
     from rnnlab.tf import numpy_ref
     from rnnlab.tf.weights import make_weights
-    from rnnlab.tf import varlen_checks as checks, varlen_models as models
+    from rnnlab.tf import varlen_checks as checks
 
     if variant not in VARIANTS:
         raise VariantUnsupported(f"unknown varlen variant {variant!r}")
@@ -107,27 +107,46 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
     x, lengths = make_inputs(p)
     layer = make_weights(cell, 1, units, p["input_dim"], p["seed"])[0]
     observe = observed_steps(lengths, t)
-    zofm = bool(p.get("zero_output_for_mask", False))
 
     ctx.phase("build")
     t0 = time.perf_counter()
-    base = variant.replace("_nolen", "")
-    use_lengths = not variant.endswith("_nolen")
-    if base in ("tf1_static", "tf1_dynamic"):
-        res = models.run_tf1(cell, layer, x, lengths, units, static=base == "tf1_static", use_lengths=use_lengths,
-                             device=ctx.tf_device, observe=observe)
-    else:
-        how = {"keras_masking": "masking", "keras_mask_arg": "mask_arg", "keras": "none"}[base]
-        res = models.run_keras(cell, layer, x, lengths, units, how, zero_output_for_mask=zofm,
-                               device=ctx.tf_device, observe=observe)
+    res = _run_model(variant, p, layer, x, lengths, ctx, observe)
     run_s = time.perf_counter() - t0
 
     ctx.phase("check")
-    out, states, final = res["outputs"], res["states"], res["final"]
-    result = checks.run_checks(out, states, final, lengths)
+    result = checks.run_checks(res["outputs"], res["states"], res["final"], lengths)
+    real = checks.valid_mask(lengths, t)
+    metrics = _metrics(cell, layer, x, lengths, res, result, real, run_s)
+    details = _details(variant, res, lengths, observe, t, result, real)
+    _keras_extras(details, variant, p, layer, x, lengths, real, ctx, observe)
+    outputs = numpy_ref.as_outputs(np.where(real[:, :, None], res["outputs"], 0.0).astype(np.float32),
+                                   [{k: v.astype(np.float32) for k, v in res["final_parts"].items()}])
+    return {"metrics": metrics, "details": details, "outputs": outputs}
+
+
+def _run_model(variant: str, p: dict, layer: dict, x, lengths, ctx, observe) -> dict:
+    """The variant's forward pass (``rnnlab.tf.varlen_models``): outputs, states, final state, what ran."""
+    from rnnlab.tf import varlen_models as models
+
+    cell, units = p["cell"], p["units"]
+    base = variant.replace("_nolen", "")
+    if base in ("tf1_static", "tf1_dynamic"):
+        return models.run_tf1(cell, layer, x, lengths, units, static=base == "tf1_static",
+                              use_lengths=not variant.endswith("_nolen"), device=ctx.tf_device, observe=observe)
+    how = {"keras_masking": "masking", "keras_mask_arg": "mask_arg", "keras": "none"}[base]
+    return models.run_keras(cell, layer, x, lengths, units, how,
+                            zero_output_for_mask=bool(p.get("zero_output_for_mask", False)),
+                            device=ctx.tf_device, observe=observe)
+
+
+def _metrics(cell: str, layer: dict, x, lengths, res: dict, result: dict, real, run_s: float) -> dict:
+    """The three checks' outcomes, and the outputs and final state against the float64 reference."""
+    from rnnlab.tf import numpy_ref
+    from rnnlab.tf import varlen_checks as checks
+
+    out, final = res["outputs"], res["final"]
     ref_out, ref_fin = numpy_ref.forward(cell, [layer], x, lengths)
     ref_flat = np.concatenate([ref_fin[0]["c"], ref_fin[0]["h"]], axis=1) if cell == "lstm" else ref_fin[0]["h"]
-    real = checks.valid_mask(lengths, t)
     metrics = {
         "check_outputs_zero": float(result["outputs_zero"]["ok"]),
         "check_state_carried": float(result["state_carried"]["ok"]),
@@ -140,11 +159,16 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
     if result["outputs_zero"]["checked"]:
         metrics["pad_output_max"] = result["outputs_zero"]["worst"]
         metrics["pad_state_change_max"] = result["state_carried"]["worst"]
+    return metrics
 
-    mask = real
+
+def _details(variant: str, res: dict, lengths, observe, t: int, result: dict, mask) -> dict:
+    from rnnlab.tf import varlen_checks as checks
+
+    out = res["outputs"]
     right_ok, right_why = cudnn.mask_ok(mask)
     pre_ok, pre_why = cudnn.mask_ok(checks.pre_padded(mask))
-    details = {
+    return {
         "label": LABELS[variant],
         "implementation": res["info"],
         "lengths": [int(v) for v in lengths],
@@ -159,9 +183,17 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
                            "note": "the same rows padded at the front, as keras.utils.pad_sequences does by default"},
         },
     }
-    if base.startswith("keras") and use_lengths and not zofm:
+
+
+def _keras_extras(details: dict, variant: str, p: dict, layer: dict, x, lengths, mask, ctx, observe) -> None:
+    """A Keras variant run again with zero_output_for_mask=True, and on a GPU which kernel ran."""
+    from rnnlab.tf import varlen_checks as checks, varlen_models as models
+
+    base = variant.replace("_nolen", "")
+    units = p["units"]
+    if base.startswith("keras") and not variant.endswith("_nolen") and not p.get("zero_output_for_mask", False):
         # The same run with zero_output_for_mask=True: only (a) can change.
-        alt = models.run_keras(cell, layer, x, lengths, units,
+        alt = models.run_keras(p["cell"], layer, x, lengths, units,
                                "masking" if base == "keras_masking" else "mask_arg",
                                zero_output_for_mask=True, device=ctx.tf_device, observe=observe)
         alt_checks = checks.run_checks(alt["outputs"], alt["states"], alt["final"], lengths)
@@ -174,10 +206,6 @@ def run_variant(params: dict, variant: str, ctx) -> dict:
         }
     else:
         details["gpu_kernel"] = f"not run: device is {ctx.device} (Keras uses cuDNN only on a GPU)"
-
-    outputs = numpy_ref.as_outputs(np.where(real[:, :, None], out, 0.0).astype(np.float32),
-                                   [{k: v.astype(np.float32) for k, v in res["final_parts"].items()}])
-    return {"metrics": metrics, "details": details, "outputs": outputs}
 
 
 EXPERIMENT = Experiment(

@@ -28,7 +28,7 @@ when ``unroll=True``. That is :data:`CPU_PATH`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -147,6 +147,26 @@ def _broken(layer: str, settings: dict) -> list[Reason]:
     def no(rule: str, short: str, text: str) -> None:
         out.append(Reason(rule, short, text))
 
+    _layer_rules(kind, settings, no)
+    use_cudnn = settings.get("use_cudnn", "auto")
+    if use_cudnn not in ("auto", True, False):
+        raise RnnlabError(f"use_cudnn={use_cudnn!r}: expected 'auto', True or False")
+    if use_cudnn is False:
+        no("use_cudnn", "use_cudnn=False", "use_cudnn=False")
+    if not settings.get("gpu", True):
+        no("gpu", "CPU: no fused kernel", "no GPU visible to TensorFlow: cudnn_ok() is False; the generic while_loop "
+           "runs (no fused kernel on CPU)")
+    if kind in ("LSTM", "GRU"):
+        _lstm_gru_rules(kind, settings, no)
+    if use_cudnn is True and out:
+        no("use_cudnn", "use_cudnn=True raises ValueError",
+           "use_cudnn=True with an ineligible configuration: the layer raises ValueError at call ('cuDNN is not "
+           "supported for this layer configuration') instead of falling back")
+    return out
+
+
+def _layer_rules(kind: str, settings: dict, no: Callable[[str, str, str], None]) -> None:
+    """The backend, and layers that have no cuDNN path at all (SimpleRNN, RNN(cell))."""
     backend = str(settings.get("backend", "tensorflow")).lower()
     if backend != "tensorflow":
         no("backend", f"backend={backend}",
@@ -163,52 +183,40 @@ def _broken(layer: str, settings: dict) -> list[Reason]:
             no("cell", "a TF1 cell is not a Keras 3 cell",
                f"{cell} is a TF1 (tf_keras) cell, not a Keras 3 cell: Keras 3 cannot run it at all")
 
-    use_cudnn = settings.get("use_cudnn", "auto")
-    if use_cudnn not in ("auto", True, False):
-        raise RnnlabError(f"use_cudnn={use_cudnn!r}: expected 'auto', True or False")
-    if use_cudnn is False:
-        no("use_cudnn", "use_cudnn=False", "use_cudnn=False")
-    if not settings.get("gpu", True):
-        no("gpu", "CPU: no fused kernel", "no GPU visible to TensorFlow: cudnn_ok() is False; the generic while_loop "
-           "runs (no fused kernel on CPU)")
 
-    if kind in ("LSTM", "GRU"):
-        act = settings.get("activation", "tanh")
-        if not _is(act, _TANH, "tanh"):
-            no("activation", f"activation={_act_name(act)}", f"activation={_act_name(act)!r}: cuDNN needs tanh")
-        ract = settings.get("recurrent_activation", "sigmoid")
-        if not _is(ract, _SIGMOID, "sigmoid"):
-            hint = (" (hard_sigmoid was the default of Keras <= 2.2 and of TF1-era tf.keras LSTM/GRU)"
-                    if "hard_sigmoid" in _act_name(ract) else "")
-            no("recurrent_activation", f"recurrent_activation={_act_name(ract)}",
-               f"recurrent_activation={_act_name(ract)!r}: cuDNN needs sigmoid{hint}")
-        rd = float(settings.get("recurrent_dropout", 0.0) or 0.0)
-        if rd != 0.0:
-            no("recurrent_dropout", f"recurrent_dropout={rd}",
-               f"recurrent_dropout={rd}: cuDNN needs 0 (the layer skips backend.{kind.lower()} entirely)")
-        if settings.get("unroll", False):
-            no("unroll", "unroll=True", "unroll=True: cuDNN needs unroll=False")
-        if not settings.get("use_bias", True):
-            no("use_bias", "use_bias=False", "use_bias=False: cuDNN needs use_bias=True")
-        if kind == "GRU" and not settings.get("reset_after", True):
-            no("reset_after", "GRU reset_after=False; cuDNN needs reset_after=True",
-               "reset_after=False: cuDNN's GRU is the reset_after=True formula (a converted TF1 GRUCell needs "
-               "reset_after=False, so it never gets cuDNN)")
-        mk = mask_kind(settings.get("mask"), settings.get("sequence_length"))
-        if mk == "not_right_padded":
-            no("mask", "mask not right-padded", "mask is not strictly right-padded: cuDNN's tf.Assert fails "
-               "(eagerly Keras falls back to the generic loop; inside tf.function/fit the step errors)")
-        elif mk == "fully_masked_row":
-            no("mask", "a fully masked row", "a row is fully masked (length 0): cuDNN's tf.Assert fails (eager: "
-               "fallback; tf.function: error)")
-        if settings.get("time_major"):
-            no("time_major", "time_major",
-               "time_major: Keras 3 layers take no time_major argument (transpose the input instead)")
-    if use_cudnn is True and out:
-        no("use_cudnn", "use_cudnn=True raises ValueError",
-           "use_cudnn=True with an ineligible configuration: the layer raises ValueError at call ('cuDNN is not "
-           "supported for this layer configuration') instead of falling back")
-    return out
+def _lstm_gru_rules(kind: str, settings: dict, no: Callable[[str, str, str], None]) -> None:
+    """An LSTM's or GRU's settings against what cuDNN needs."""
+    act = settings.get("activation", "tanh")
+    if not _is(act, _TANH, "tanh"):
+        no("activation", f"activation={_act_name(act)}", f"activation={_act_name(act)!r}: cuDNN needs tanh")
+    ract = settings.get("recurrent_activation", "sigmoid")
+    if not _is(ract, _SIGMOID, "sigmoid"):
+        hint = (" (hard_sigmoid was the default of Keras <= 2.2 and of TF1-era tf.keras LSTM/GRU)"
+                if "hard_sigmoid" in _act_name(ract) else "")
+        no("recurrent_activation", f"recurrent_activation={_act_name(ract)}",
+           f"recurrent_activation={_act_name(ract)!r}: cuDNN needs sigmoid{hint}")
+    rd = float(settings.get("recurrent_dropout", 0.0) or 0.0)
+    if rd != 0.0:
+        no("recurrent_dropout", f"recurrent_dropout={rd}",
+           f"recurrent_dropout={rd}: cuDNN needs 0 (the layer skips backend.{kind.lower()} entirely)")
+    if settings.get("unroll", False):
+        no("unroll", "unroll=True", "unroll=True: cuDNN needs unroll=False")
+    if not settings.get("use_bias", True):
+        no("use_bias", "use_bias=False", "use_bias=False: cuDNN needs use_bias=True")
+    if kind == "GRU" and not settings.get("reset_after", True):
+        no("reset_after", "GRU reset_after=False; cuDNN needs reset_after=True",
+           "reset_after=False: cuDNN's GRU is the reset_after=True formula (a converted TF1 GRUCell needs "
+           "reset_after=False, so it never gets cuDNN)")
+    mk = mask_kind(settings.get("mask"), settings.get("sequence_length"))
+    if mk == "not_right_padded":
+        no("mask", "mask not right-padded", "mask is not strictly right-padded: cuDNN's tf.Assert fails "
+           "(eagerly Keras falls back to the generic loop; inside tf.function/fit the step errors)")
+    elif mk == "fully_masked_row":
+        no("mask", "a fully masked row", "a row is fully masked (length 0): cuDNN's tf.Assert fails (eager: "
+           "fallback; tf.function: error)")
+    if settings.get("time_major"):
+        no("time_major", "time_major",
+           "time_major: Keras 3 layers take no time_major argument (transpose the input instead)")
 
 
 def cudnn_eligibility(layer: str, **settings) -> tuple[bool, list[str]]:

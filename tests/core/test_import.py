@@ -127,7 +127,7 @@ def test_a_metric_too_large_for_a_float_is_refused_not_an_overflow():
 
 
 def test_a_file_over_the_cap_is_refused_before_parsing(tmp_path, monkeypatch):
-    monkeypatch.setattr(api, "MAX_IMPORT_BYTES", 1000)
+    monkeypatch.setattr("rnnlab.engine.importing.MAX_IMPORT_BYTES", 1000)
     monkeypatch.setattr("rnnlab.core.record.parse_records", lambda *a, **k: pytest.fail("parsed"))
     with pytest.raises(RnnlabError, match="larger than"):
         api.read_import(b" " * 1001, name="big.json")

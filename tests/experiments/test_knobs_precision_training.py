@@ -187,8 +187,9 @@ def test_training_eager_and_tf2_unrolled_gru():
 
 def test_training_refuses_missing_mnist(monkeypatch, tmp_path):
     from rnnlab.experiments import training
+    from rnnlab.tf import training_data
 
-    monkeypatch.setattr(training, "MNIST_PATH", tmp_path / "mnist.npz")
+    monkeypatch.setattr(training_data, "MNIST_PATH", tmp_path / "mnist.npz")  # the plan's check and load_data
     with pytest.raises(RnnlabError, match="never downloads"):
         api.plan("training", overrides={"dataset": "mnist"})
     assert training.load_data({"dataset": "auto", "seed": 0})["name"] == "digits"

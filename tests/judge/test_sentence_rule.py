@@ -61,10 +61,9 @@ def check(text: str, iv: Interval, where: str) -> None:
 
 @pytest.fixture
 def fixed(monkeypatch):
-    """Every builder's interval (``findings.interval``, and ``judge.claims``' copy of it) is the one under test."""
+    """Every builder's interval (``findings.interval``, which the claims' judges call too) is the one under test."""
     box = {}
     monkeypatch.setattr(findings, "interval", lambda a, b, m: box["iv"])
-    monkeypatch.setattr(claims, "_interval", lambda a, b, m: box["iv"])
     return box
 
 
