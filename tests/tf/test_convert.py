@@ -27,8 +27,23 @@ TOL = 1e-5
 BATCH, T, IN, UNITS = 4, 6, 3, 5
 LENGTHS = [6, 3, 1, 5]
 
-tf = cv._tf()
-rc = cv.tf1_cells_module()
+
+
+class _OnFirstUse:
+    """A module loaded on first attribute access: collecting this file (``pytest -m "not slow"`` imports it too)
+    loads no TensorFlow."""
+
+    def __init__(self, load):
+        self._load, self._module = load, None
+
+    def __getattr__(self, name):
+        if self._module is None:
+            self._module = self._load()
+        return getattr(self._module, name)
+
+
+tf = _OnFirstUse(cv._tf)
+rc = _OnFirstUse(cv.tf1_cells_module)
 
 CELLS = {
     "BasicRNNCell": lambda: rc.BasicRNNCell(UNITS),
