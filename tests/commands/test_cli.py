@@ -19,7 +19,7 @@ def cli(*args, env=None):
                           env=env)
 
 
-@pytest.mark.parametrize("args,fragment", [
+BAD_INPUT = [
     (["run", "unroll", "--set", "seq_len=0"], "seq_len=0 is out of limits: expected int in [1, 2000]"),
     (["run", "unroll", "--set", "units=-3"], "units=-3 is out of limits"),
     (["run", "unroll", "--set", "batch=abc"], "batch='abc' is not valid"),
@@ -32,7 +32,11 @@ def cli(*args, env=None):
      "needs an estimated"),
     (["frobnicate"], "invalid choice"),
     (["import", "/no/such/file.json"], "no such file"),
-])
+]
+
+
+@pytest.mark.slow  # a Python process per case
+@pytest.mark.parametrize("args,fragment", BAD_INPUT)
 def test_bad_input_exits_2_with_one_line_and_changes_nothing(args, fragment, tmp_path):
     import os
 
@@ -42,6 +46,23 @@ def test_bad_input_exits_2_with_one_line_and_changes_nothing(args, fragment, tmp
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rnnlab: error: ") and fragment in lines[0], r.stderr
     assert "Traceback" not in r.stderr and r.stdout == ""
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+@pytest.mark.parametrize("args,fragment", BAD_INPUT)
+def test_bad_input_exits_2_with_one_line_in_process(args, fragment, tmp_path, monkeypatch, capsys):
+    """The same cases through ``main`` in this process (the quick loop's copy; the one above starts the command)."""
+    monkeypatch.setenv("RNNLAB_STORE", str(tmp_path / "s.sqlite"))
+    try:
+        code = main(args)
+    except SystemExit as e:  # argparse's own refusals
+        code = e.code
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rnnlab: error: ") and fragment in lines[0], err
+    assert "Traceback" not in err and out == ""
+    assert not (tmp_path / "s.sqlite").exists()
 
 
 def test_import_refuses_a_bad_file_and_keeps_the_store(tmp_path, monkeypatch):

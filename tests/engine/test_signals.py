@@ -34,6 +34,7 @@ def _workers(parent: psutil.Process) -> list[psutil.Process]:
     return [c for c in parent.children(recursive=True) if "rnnlab.engine.worker" in " ".join(c.cmdline())]
 
 
+@pytest.mark.slow  # a run in a subprocess, interrupted
 @pytest.mark.parametrize("sig,code,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
 def test_a_signal_ends_the_workers_and_keeps_finished_variants(tmp_path, sig, code, word):
     env = dict(os.environ, PYTHONPATH=str(ROOT), RNNLAB_STORE=str(tmp_path / "s.sqlite"))

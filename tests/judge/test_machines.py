@@ -116,6 +116,7 @@ def test_the_two_records_sets_are_two_machines(case):
     assert not select.comparable(recs)
 
 
+@pytest.mark.slow  # Altair: every chart and report of two machines
 @pytest.mark.parametrize("case", CASES)
 def test_no_chart_line_or_bar_joins_two_machines(case):
     recs = two_machines(case)
@@ -165,6 +166,7 @@ def _allowed_ratios(recs: list[Record], metric: str) -> tuple[set, set]:
     return same, cross
 
 
+@pytest.mark.slow  # Altair: the report's tables come with its charts
 @pytest.mark.parametrize("case", CASES)
 def test_no_comparison_ratio_mixes_two_machines(case):
     recs = two_machines(case)
@@ -233,6 +235,7 @@ def bundled_only(monkeypatch):
     return recs
 
 
+@pytest.mark.slow  # every bundled result through the report
 def test_bundled_findings_tables_and_charts_never_say_measured_here(bundled_only):
     recs = [r for r in bundled_only if r.experiment == "unroll"]
     texts = []
