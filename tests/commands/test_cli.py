@@ -140,6 +140,7 @@ def test_the_run_command_says_what_is_about_to_happen_before_anything_slow(monke
                     "about 90.0 s on this machine")
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_nothing_slow_is_imported_by_the_command_line():
     code = ("import sys, time; t = time.monotonic(); from rnnlab.cli import build_parser; build_parser(); "
             "from rnnlab.commands import run, bench_stability; "

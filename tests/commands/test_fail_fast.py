@@ -194,6 +194,7 @@ def test_a_cluster_nobody_runs_is_one_line_within_seconds(address, tmp_path):
     assert all(line.startswith("rnnlab: ") for line in lines), lines  # no Ray log lines
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_native_logs_stay_off_stderr_unless_verbose():
     code = ("import os, sys\nfrom rnnlab.commands._output import native_logs_off\n"
             "with native_logs_off(verbose=sys.argv[1] == 'v'):\n"

@@ -131,6 +131,7 @@ def test_results_fits_120_columns_and_wide_keeps_every_column(bundled, capsys):
         assert all(c in head for c in view.columns), (view.title, head)
 
 
+@pytest.mark.slow  # a command over every bundled result
 def test_claims_fit_120_columns(bundled, capsys):
     assert main(["claims"]) == 0
     out = capsys.readouterr().out

@@ -23,6 +23,7 @@ from tests.engine.test_runner import ENV, FAKE
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_a_run_without_cluster_never_imports_ray(tmp_path):
     probe = textwrap.dedent("""
         import contextlib, io, sys

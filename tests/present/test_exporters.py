@@ -81,6 +81,7 @@ def test_views_freeze_and_frame(report):
 
 # ---------------------------------------------------------------------------------------------------- pptx
 
+@pytest.mark.slow  # Altair charts of a whole report
 def test_pptx_tables_charts_title(report, tmp_path):
     from pptx import Presentation
     from pptx.util import Emu
