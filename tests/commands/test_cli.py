@@ -11,7 +11,7 @@ from rnnlab import experiments
 from rnnlab.cli import main
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
-from tests.engine.test_runner import ENV, FAKE
+from tests.factories import ENV, FAKE
 
 
 def cli(*args, env=None):
@@ -154,7 +154,7 @@ def test_nothing_slow_is_imported_by_the_command_line():
 def test_bench_stability_runs_twice_into_a_scratch_store_and_compares(monkeypatch, tmp_path):
     from rnnlab.commands import bench_stability as bench
     from rnnlab.core.store import default_path
-    from tests.engine.test_rounds import FAKE_R
+    from tests.factories import FAKE_R
     from tests.workers import FakeLauncher
 
     experiments._load_all()

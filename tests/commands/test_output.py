@@ -167,7 +167,7 @@ def test_env_fits_120_columns(monkeypatch, capsys):
 def test_import_fits_120_columns(tmp_path, capsys):
     from rnnlab import experiments
     from rnnlab.core.record import Record
-    from tests.engine.test_runner import ENV
+    from tests.factories import ENV
 
     rec = Record(key="b" * 64, experiment="unroll", variant="tf1_static",
                  params=experiments.get("unroll").params.fill({"seq_len": 5}), metrics={"fwd_ms": 1.0},
@@ -236,7 +236,7 @@ def test_results_and_export_keep_stderr_clean(tmp_path):
 def test_convert_keeps_tensorflow_logs_off_stderr_unless_verbose(tmp_path):
     """The convert command imports TensorFlow in its own process: its loading lines and absl/C++ logs, and TF's
     Python deprecation warnings, stay off stderr; ``--verbose`` lets them through."""
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from tests.tf.test_convert import build_tf1, rc, UNITS; "
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from tests.factories import build_tf1, rc, UNITS; "
             "build_tf1(lambda: rc.BasicLSTMCell(UNITS), 1, save_to=sys.argv[2])")
     prefix = tmp_path / "ckpt" / "model.ckpt"
     subprocess.run([sys.executable, "-c", code, str(ROOT), str(prefix)], check=True, capture_output=True,

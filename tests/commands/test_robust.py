@@ -119,7 +119,7 @@ def test_an_os_error_in_a_command_is_one_line(monkeypatch, capsys):
 
 def test_export_to_a_name_too_long_is_an_rnnlab_error(tmp_path):
     from rnnlab.exporters import export
-    from tests.present.test_exporters import make_report
+    from tests.factories import make_report
 
     with pytest.raises(RnnlabError, match=r"^cannot write .*…: File name too long$"):
         export(make_report(), "md", str(tmp_path / ("a" * 300 + ".md")))

@@ -17,8 +17,7 @@ import pytest
 from rnnlab import experiments
 from rnnlab.core.store import Store
 from rnnlab.engine import api
-from tests.engine.test_rounds import FAKE_R
-from tests.engine.test_runner import ENV, FAKE
+from tests.factories import ENV, FAKE, FAKE_R
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -109,7 +108,7 @@ SCRIPT = textwrap.dedent("""
     from rnnlab import experiments
     from rnnlab.engine import api
     from rnnlab.cli import main
-    from tests.engine.test_runner import ENV, FAKE
+    from tests.factories import ENV, FAKE
 
     experiments._load_all()
     experiments._cache["fake"] = FAKE

@@ -13,7 +13,7 @@ from rnnlab.core.store import Store
 from rnnlab.engine import api, interleave
 from rnnlab.experiments.base import Experiment
 from rnnlab.judge import findings
-from tests.engine.test_runner import ENV
+from tests.factories import ENV
 from tests.workers import ServingLauncher
 
 FAKE_I = Experiment(name="fake_i", version=1, title="fake", summary="interleave test",

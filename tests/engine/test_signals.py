@@ -20,7 +20,7 @@ SCRIPT = textwrap.dedent("""
     from rnnlab import experiments
     from rnnlab.engine import api
     from rnnlab.cli import main
-    from tests.engine.test_runner import ENV, FAKE
+    from tests.factories import ENV, FAKE
 
     experiments._load_all()
     experiments._cache["fake"] = FAKE

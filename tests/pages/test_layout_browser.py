@@ -19,18 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_util import (CHART, CHROMIUM, NEEDS_CHROMIUM, TABLE, chromium_page, no_exception, open_page,
-                                screenshot, streamlit_server)
+from tests.browser_util import (CHART, CHROMIUM, HEIGHT, NEEDS_CHROMIUM, TABLE, VIEWS, WIDTH, chromium_page,
+                                no_exception, open_page, screenshot, streamlit_server)
 
 pytestmark = [pytest.mark.slow,  # a Streamlit server and a browser
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NEEDS_CHROMIUM)]
 
-WIDTH, HEIGHT = 1400, 1000
 SLACK = 2  # px: sub-pixel rounding and a border
 
-# (screenshot name, path and query): every page, and the Variable lengths page's other tabs
-VIEWS = [(p, p) for p in ("overview", "unrolling", "varlen", "pitfalls", "migrate", "claims", "results",
-                          "glossary")] + [("varlen-cost", "varlen?tab=cost"), ("varlen-seed003", "varlen?tab=seed003")]
 
 # The boxes of every shown table and chart of the main column, measured in the page.
 MEASURE = """([table, chart]) => {

@@ -24,7 +24,7 @@ import pytest
 
 from tests.browser_util import (CHROMIUM, NEEDS_CHROMIUM, chromium_page, no_exception, open_page, screenshot,
                                 streamlit_server, wait_idle)
-from tests.pages.test_layout_browser import HEIGHT, VIEWS, WIDTH
+from tests.browser_util import HEIGHT, VIEWS, WIDTH
 
 pytestmark = [pytest.mark.slow,  # a Streamlit server, a browser and one tiny run
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NEEDS_CHROMIUM)]
