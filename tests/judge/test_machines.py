@@ -22,7 +22,7 @@ from rnnlab.core.record import Record
 from rnnlab.judge import findings, select
 from rnnlab.present import charts, report, tables
 from rnnlab.present import unrolling as U
-from tests.apptest_util import no_errors, no_run_left_behind, open_app  # noqa: F401
+from tests.apptest_util import bundled_page, no_errors, no_run_left_behind, open_app  # noqa: F401
 
 EXP = experiments.get("unroll")
 SEED = {k: v for k, v in EXP.presets["seed"].items() if k != "variants"}
@@ -269,7 +269,7 @@ def _page_text(at) -> str:
 @pytest.mark.slow  # Streamlit AppTest
 @pytest.mark.parametrize("page", ["pages/overview.py", "pages/unrolling.py", "pages/results.py"])
 def test_bundled_pages_never_say_measured_here(bundled_only, page):
-    at = open_app(page)
+    at = bundled_page(page)  # the bundled results, an empty store: rendered once, shared with test_page_text
     no_errors(at)
     text = _page_text(at)
     assert "bundled" in text.lower()
