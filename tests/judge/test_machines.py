@@ -8,6 +8,7 @@ differ by machine, so a ratio or a line that joined them would show.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -64,6 +65,13 @@ def two_machines(case: str) -> list[Record]:
     (sa, ea), (sb, eb) = CASES[case]
     # machine A sweeps 25..100, machine B 100..400: joined, a line would turn at 100 (the false V)
     return machine_records(sa, ea, SPEED[0], (25, 50, 100)) + machine_records(sb, eb, SPEED[1], (100, 200, 400))
+
+
+@functools.cache
+def case_report(case: str):
+    """The Unrolling report of a case's records (deterministic keys), built once and read by the chart and the ratio
+    tests: drawing its charts takes seconds."""
+    return U.report(two_machines(case))
 
 
 # -- Vega-Lite: which records a mark joins ---------------------------------------------------------------------------
@@ -128,7 +136,7 @@ def test_no_chart_line_or_bar_joins_two_machines(case):
     built += [charts.sweep(recs, metric=m) for m in ("fwd_ms", "train_ms", "build_s")]
     point = EXP.params.fill(SEED)
     built += [c for c, _ in U.chart_views(at_100, point)] + [c for _, c, _ in U.sweep_views(recs, point)]
-    rep = U.report(recs)
+    rep = case_report(case)
     specs = [c.to_dict() for c in built if c is not None] + [cv.spec for cv in rep.charts]
     assert len(specs) >= 20
     n_lines = 0
@@ -174,7 +182,7 @@ def test_no_comparison_ratio_mixes_two_machines(case):
     same, cross = _allowed_ratios(recs, "fwd_ms")
     assert not same & cross  # the numbers tell the two apart
     views = [tables.comparison(at_100, reference="tf1_dynamic")]
-    views += report.experiment_views(recs)[0] + [t for t in U.report(recs).tables if "forward vs tf1_dynamic" in
+    views += report.experiment_views(recs)[0] + [t for t in case_report(case).tables if "forward vs tf1_dynamic" in
                                                    t.columns]
     n = 0
     for view in views:
