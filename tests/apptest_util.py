@@ -25,6 +25,20 @@ def open_app(page: str | None = None, query: dict | None = None, *, timeout: flo
     return at
 
 
+_BUNDLED: dict = {}
+
+
+def bundled_page(page: str, query: dict | None = None) -> AppTest:
+    """``page`` opened on the bundled results (data/baseline) and an empty store, rendered once per test session and
+    shared by the tests that only read it: a test that clicks, reruns or needs another store opens its own."""
+    key = (page, tuple(sorted((query or {}).items())))
+    if key not in _BUNDLED:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("RNNLAB_BASELINE", str(Path(APP).parent / "data" / "baseline"))
+            _BUNDLED[key] = open_app(page, query, timeout=180)
+    return _BUNDLED[key]
+
+
 def plain(text: str) -> str:
     """Alert text as the reader sees it (the app escapes Markdown in messages quoting user input)."""
     return re.sub(r"\\(.)", r"\1", text)

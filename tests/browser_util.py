@@ -185,5 +185,10 @@ def has_count(page, selector: str, n: int, timeout: float = 30.0) -> None:
     expect(page.locator(selector)).to_have_count(n, timeout=timeout * 1000)
 
 
+# The window of the layout and text checks, and the views they read: every page and the Variable lengths page's other tabs
+WIDTH, HEIGHT = 1400, 1000
+VIEWS = [(p, p) for p in ("overview", "unrolling", "varlen", "pitfalls", "migrate", "claims", "results",
+                          "glossary")] + [("varlen-cost", "varlen?tab=cost"), ("varlen-seed003", "varlen?tab=seed003")]
+
 CHART = '[data-testid="stVegaLiteChart"]'
 TABLE = '[data-testid="stDataFrame"]'

@@ -4,7 +4,15 @@ import os
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from pathlib import Path  # noqa: E402
+
 import pytest  # noqa: E402
+
+# Every Python process a test starts (``python -m rnnlab``, ``python -c ...``, a worker, the Streamlit server) finds
+# this checkout's ``rnnlab`` and ``tests`` whatever the working directory pytest was started from.
+ROOT = str(Path(__file__).resolve().parent.parent)
+os.environ["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                      if p and p != ROOT])
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ import pytest
 from rnnlab.commands import calibrate
 from rnnlab.core import rules
 from rnnlab.core.errors import RnnlabError
-from tests.engine.test_runner import ENV
+from tests.factories import ENV
 from tests.workers import ServingLauncher
 
 

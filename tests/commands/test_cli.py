@@ -11,7 +11,7 @@ from rnnlab import experiments
 from rnnlab.cli import main
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
-from tests.engine.test_runner import ENV, FAKE
+from tests.factories import ENV, FAKE
 
 
 def cli(*args, env=None):
@@ -19,7 +19,7 @@ def cli(*args, env=None):
                           env=env)
 
 
-@pytest.mark.parametrize("args,fragment", [
+BAD_INPUT = [
     (["run", "unroll", "--set", "seq_len=0"], "seq_len=0 is out of limits: expected int in [1, 2000]"),
     (["run", "unroll", "--set", "units=-3"], "units=-3 is out of limits"),
     (["run", "unroll", "--set", "batch=abc"], "batch='abc' is not valid"),
@@ -32,7 +32,11 @@ def cli(*args, env=None):
      "needs an estimated"),
     (["frobnicate"], "invalid choice"),
     (["import", "/no/such/file.json"], "no such file"),
-])
+]
+
+
+@pytest.mark.slow  # a Python process per case
+@pytest.mark.parametrize("args,fragment", BAD_INPUT)
 def test_bad_input_exits_2_with_one_line_and_changes_nothing(args, fragment, tmp_path):
     import os
 
@@ -42,6 +46,23 @@ def test_bad_input_exits_2_with_one_line_and_changes_nothing(args, fragment, tmp
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rnnlab: error: ") and fragment in lines[0], r.stderr
     assert "Traceback" not in r.stderr and r.stdout == ""
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+@pytest.mark.parametrize("args,fragment", BAD_INPUT)
+def test_bad_input_exits_2_with_one_line_in_process(args, fragment, tmp_path, monkeypatch, capsys):
+    """The same cases through ``main`` in this process (the quick loop's copy; the one above starts the command)."""
+    monkeypatch.setenv("RNNLAB_STORE", str(tmp_path / "s.sqlite"))
+    try:
+        code = main(args)
+    except SystemExit as e:  # argparse's own refusals
+        code = e.code
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rnnlab: error: ") and fragment in lines[0], err
+    assert "Traceback" not in err and out == ""
+    assert not (tmp_path / "s.sqlite").exists()
 
 
 def test_import_refuses_a_bad_file_and_keeps_the_store(tmp_path, monkeypatch):
@@ -119,6 +140,7 @@ def test_the_run_command_says_what_is_about_to_happen_before_anything_slow(monke
                     "about 90.0 s on this machine")
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_nothing_slow_is_imported_by_the_command_line():
     code = ("import sys, time; t = time.monotonic(); from rnnlab.cli import build_parser; build_parser(); "
             "from rnnlab.commands import run, bench_stability; "
@@ -132,7 +154,7 @@ def test_nothing_slow_is_imported_by_the_command_line():
 def test_bench_stability_runs_twice_into_a_scratch_store_and_compares(monkeypatch, tmp_path):
     from rnnlab.commands import bench_stability as bench
     from rnnlab.core.store import default_path
-    from tests.engine.test_rounds import FAKE_R
+    from tests.factories import FAKE_R
     from tests.workers import FakeLauncher
 
     experiments._load_all()

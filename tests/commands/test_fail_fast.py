@@ -85,6 +85,7 @@ def _cli(argv, store_path, wait_s: str):
     return code, first, rest, t_first, time.monotonic() - t0
 
 
+@pytest.mark.slow  # a command in a subprocess waits for a lock
 @pytest.mark.parametrize("argv", [["results"], ["import", "IN"]])
 def test_a_held_lock_is_said_within_a_second_then_one_line_after_the_wait(argv, held, tmp_path):
     if argv[-1] == "IN":
@@ -97,7 +98,8 @@ def test_a_held_lock_is_said_within_a_second_then_one_line_after_the_wait(argv, 
     assert t_all - t_first < 1 + 1, t_all  # not SQLite's 30 s busy timeouts one after another
 
 
-@pytest.mark.parametrize("readonly", [True, pytest.param(False, marks=pytest.mark.slow)])
+@pytest.mark.slow  # waits its 1 s
+@pytest.mark.parametrize("readonly", [True, False])
 def test_the_wait_is_said_within_a_second(readonly, held, monkeypatch):
     monkeypatch.setenv("RNNLAB_STORE_WAIT_S", "1")
     said = []
@@ -177,6 +179,7 @@ def _closed_port() -> int:
 
 @pytest.mark.parametrize("address", ["127.0.0.1:{port}",
                                      pytest.param("ray://127.0.0.1:{port}", marks=pytest.mark.slow)])
+@pytest.mark.slow  # a command in a subprocess
 def test_a_cluster_nobody_runs_is_one_line_within_seconds(address, tmp_path):
     address = address.format(port=_closed_port())
     env = dict(os.environ, RNNLAB_STORE=str(tmp_path / "s.sqlite"))
@@ -191,6 +194,7 @@ def test_a_cluster_nobody_runs_is_one_line_within_seconds(address, tmp_path):
     assert all(line.startswith("rnnlab: ") for line in lines), lines  # no Ray log lines
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_native_logs_stay_off_stderr_unless_verbose():
     code = ("import os, sys\nfrom rnnlab.commands._output import native_logs_off\n"
             "with native_logs_off(verbose=sys.argv[1] == 'v'):\n"

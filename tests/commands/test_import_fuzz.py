@@ -5,6 +5,9 @@ import json
 import random
 import sqlite3
 
+import pytest
+
+
 from rnnlab import experiments
 from rnnlab.cli import main
 from rnnlab.core.record import Record, make_key
@@ -99,6 +102,7 @@ def local_bodies(path) -> dict:
         con.close()
 
 
+@pytest.mark.slow  # 200 files through the command
 def test_two_hundred_generated_files_never_crash_and_never_touch_local_records(tmp_path, monkeypatch, capsys):
     store_path = tmp_path / "s.sqlite"
     monkeypatch.setenv("RNNLAB_STORE", str(store_path))

@@ -131,6 +131,7 @@ def test_results_fits_120_columns_and_wide_keeps_every_column(bundled, capsys):
         assert all(c in head for c in view.columns), (view.title, head)
 
 
+@pytest.mark.slow  # a command over every bundled result
 def test_claims_fit_120_columns(bundled, capsys):
     assert main(["claims"]) == 0
     out = capsys.readouterr().out
@@ -166,7 +167,7 @@ def test_env_fits_120_columns(monkeypatch, capsys):
 def test_import_fits_120_columns(tmp_path, capsys):
     from rnnlab import experiments
     from rnnlab.core.record import Record
-    from tests.engine.test_runner import ENV
+    from tests.factories import ENV
 
     rec = Record(key="b" * 64, experiment="unroll", variant="tf1_static",
                  params=experiments.get("unroll").params.fill({"seq_len": 5}), metrics={"fwd_ms": 1.0},
@@ -235,11 +236,10 @@ def test_results_and_export_keep_stderr_clean(tmp_path):
 def test_convert_keeps_tensorflow_logs_off_stderr_unless_verbose(tmp_path):
     """The convert command imports TensorFlow in its own process: its loading lines and absl/C++ logs, and TF's
     Python deprecation warnings, stay off stderr; ``--verbose`` lets them through."""
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from tests.tf.test_convert import build_tf1, rc, UNITS; "
-            "build_tf1(lambda: rc.BasicLSTMCell(UNITS), 1, save_to=sys.argv[2])")
+    from tests.factories import UNITS, build_tf1, rc
+
     prefix = tmp_path / "ckpt" / "model.ckpt"
-    subprocess.run([sys.executable, "-c", code, str(ROOT), str(prefix)], check=True, capture_output=True,
-                   timeout=300, cwd=str(ROOT), env=quiet_env(tmp_path, TF_CPP_MIN_LOG_LEVEL="3"))
+    build_tf1(lambda: rc.BasicLSTMCell(UNITS), 1, save_to=prefix)  # in this process: the two commands are the test
     deep = tmp_path / ("a-folder-with-a-long-name-" * 3) / "converted"
     r = cli("convert", str(prefix), "--out", str(deep / "model.keras"), env=quiet_env(tmp_path))
     assert r.returncode == 0 and "PASS" in r.stdout, r.stderr[-2000:]

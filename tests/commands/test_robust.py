@@ -72,6 +72,7 @@ def test_values_echoed_in_errors_are_cut_to_80_characters(assignment):
     assert "…" in msg and len(msg) < 400, msg[:300]
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_cli_huge_sweep_is_one_line(tmp_path):
     many = ",".join(str(i) for i in range(1, 2001))
     units = ",".join(str(i) for i in range(1, 501))
@@ -81,6 +82,7 @@ def test_cli_huge_sweep_is_one_line(tmp_path):
         "rnnlab: error: sweep too large: seq_len 2000 = 2,000 points, at most 500 in one run; sweep fewer values"]
 
 
+@pytest.mark.slow  # a Python process of its own
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_stdout_to_a_full_disk_is_one_line_and_exit_2():
     with open("/dev/full", "w") as full:
@@ -91,6 +93,7 @@ def test_stdout_to_a_full_disk_is_one_line_and_exit_2():
         "rnnlab: error: cannot write the output: the disk is full (No space left on device)"]
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_stdout_to_a_closed_pipe_exits_quietly():
     p = subprocess.Popen([sys.executable, "-m", "rnnlab", "list", "--json"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
@@ -116,7 +119,7 @@ def test_an_os_error_in_a_command_is_one_line(monkeypatch, capsys):
 
 def test_export_to_a_name_too_long_is_an_rnnlab_error(tmp_path):
     from rnnlab.exporters import export
-    from tests.present.test_exporters import make_report
+    from tests.factories import make_report
 
     with pytest.raises(RnnlabError, match=r"^cannot write .*…: File name too long$"):
         export(make_report(), "md", str(tmp_path / ("a" * 300 + ".md")))

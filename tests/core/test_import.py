@@ -12,7 +12,7 @@ from rnnlab.core.record import Record, make_key, parse_records
 from rnnlab.core.store import Store
 from rnnlab.engine import api
 from rnnlab.judge import select
-from tests.engine.test_runner import ENV, FAKE
+from tests.factories import ENV, FAKE
 from tests.workers import FakeLauncher
 
 

@@ -30,6 +30,7 @@ def test_round_trip_and_delete(tmp_path):
     assert s.delete([rec(1).key]) == 1 and s.count() == 1
 
 
+@pytest.mark.slow  # spawns processes
 def test_two_concurrent_writers_lose_nothing(tmp_path):
     path = str(tmp_path / "r.sqlite")
     Store(path)
@@ -125,6 +126,7 @@ def _open_and_write(path, i, barrier, results):
         results.put((i, repr(e)))
 
 
+@pytest.mark.slow  # spawns processes
 def test_many_processes_opening_one_corrupt_store_move_it_aside_once(tmp_path):
     path = tmp_path / "r.sqlite"
     original = b"this is not sqlite at all" * 1000
@@ -143,6 +145,7 @@ def test_many_processes_opening_one_corrupt_store_move_it_aside_once(tmp_path):
     assert Store(path).count() == 8
 
 
+@pytest.mark.slow  # waits for a lock
 def test_an_opener_waits_for_the_lock_and_does_not_move_a_file_another_one_moved(tmp_path):
     import fcntl
     import os
@@ -210,6 +213,7 @@ def _hold_lock(path):
     return con
 
 
+@pytest.mark.slow  # waits for a lock
 def test_a_write_waits_for_a_brief_lock_and_then_succeeds(tmp_path, monkeypatch):
     import threading
 
@@ -226,6 +230,7 @@ def test_a_write_waits_for_a_brief_lock_and_then_succeeds(tmp_path, monkeypatch)
     assert s.count() == 1
 
 
+@pytest.mark.slow  # waits out a lock
 def test_a_write_locked_past_the_wait_goes_to_a_side_file_that_imports(tmp_path, monkeypatch):
     path = tmp_path / "r.sqlite"
     s = Store(path)

@@ -17,12 +17,12 @@ import pytest
 from rnnlab import experiments
 from rnnlab.core.store import Store
 from rnnlab.engine import api
-from tests.engine.test_rounds import FAKE_R
-from tests.engine.test_runner import ENV, FAKE
+from tests.factories import ENV, FAKE, FAKE_R
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_a_run_without_cluster_never_imports_ray(tmp_path):
     probe = textwrap.dedent("""
         import contextlib, io, sys
@@ -108,7 +108,7 @@ SCRIPT = textwrap.dedent("""
     from rnnlab import experiments
     from rnnlab.engine import api
     from rnnlab.cli import main
-    from tests.engine.test_runner import ENV, FAKE
+    from tests.factories import ENV, FAKE
 
     experiments._load_all()
     experiments._cache["fake"] = FAKE

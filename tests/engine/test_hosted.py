@@ -144,6 +144,7 @@ def test_a_failed_conversion_frees_its_slot():
     assert not mgr.busy()
 
 
+@pytest.mark.slow  # waits for its limits
 def test_run_limited_kills_past_the_time_and_memory_limits(tmp_path):
 
     env = dict(os.environ)

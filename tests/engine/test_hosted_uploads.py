@@ -14,7 +14,7 @@ from rnnlab.present import results as R
 
 
 def _file(n: int) -> bytes:
-    from tests.pages.test_app import make_record
+    from tests.factories import make_record
 
     return json.dumps([make_record("tf1_static", {"units": 8 + i}).to_dict() for i in range(n)]).encode()
 

@@ -13,7 +13,7 @@ from rnnlab.core.store import Store
 from rnnlab.engine import api, interleave
 from rnnlab.experiments.base import Experiment
 from rnnlab.judge import findings
-from tests.engine.test_runner import ENV
+from tests.factories import ENV
 from tests.workers import ServingLauncher
 
 FAKE_I = Experiment(name="fake_i", version=1, title="fake", summary="interleave test",
@@ -157,6 +157,7 @@ def test_records_of_different_sessions_fall_back_to_the_rounds(fake, tmp_path):
     assert findings.interval(slow, other, "fwd_ms").how != "paired"
 
 
+@pytest.mark.slow  # spawns workers
 def test_real_workers_serve_windows_over_their_pipes(fake, tmp_path):
     """Two spawned worker processes (no TensorFlow) driven through a whole round."""
     p = api.plan("fake_i", variants=["ok", "slow"], overrides={"rounds": 1, "protocol": "interleaved", "units": 2000,

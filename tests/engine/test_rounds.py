@@ -4,19 +4,11 @@ metrics and their medians. A fake launcher (tests/workers.py): no process, no Te
 import pytest
 
 from rnnlab import experiments
-from rnnlab.core.params import param_set
 from rnnlab.core.store import Store
 from rnnlab.engine import api
 from rnnlab.engine.runner import Progress
-from rnnlab.experiments.base import Experiment
-from tests.engine.test_runner import ENV
+from tests.factories import ENV, FAKE_R
 from tests.workers import FakeLauncher
-
-FAKE_R = Experiment(name="fake_r", version=1, title="fake", summary="rounds test",
-                    params=param_set(["units", "device", "rounds", "timeout_s"], defaults={"timeout_s": 60}),
-                    variants=("ok", "a", "b", "ok_off"), worker="tests.workers:run_variant", reference="ok",
-                    preload=())
-
 
 @pytest.fixture
 def fake(monkeypatch):

@@ -4,18 +4,10 @@ import pytest
 
 from rnnlab.engine import api
 from rnnlab import experiments
-from rnnlab.experiments.base import Experiment
 from rnnlab.engine.runner import Cancelled, run_task
-from rnnlab.core.params import param_set
 from rnnlab.core.store import Store
+from tests.factories import ENV, FAKE
 
-FAKE = Experiment(name="fake", version=1, title="fake", summary="harness test",
-                  params=param_set(["units", "device", "timeout_s"], defaults={"timeout_s": 60}),
-                  variants=("ok", "ok_off", "crash", "exit", "sleep", "raise", "unsupported", "hog"),
-                  worker="tests.workers:run_variant", reference="ok", preload=())  # no TensorFlow: fast workers
-ENV = {"tf": "2.21.0", "keras": "3", "tf_keras": "2", "python": "3.11", "rnnlab": "0", "device": "CPU",
-       "device_name": "cpu", "cpu": "cpu", "cores": 2, "gpu": None, "cudnn": None, "cuda": None, "machine": "test",
-       "matmul_gflops": 100.0}
 
 
 @pytest.fixture

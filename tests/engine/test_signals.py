@@ -20,7 +20,7 @@ SCRIPT = textwrap.dedent("""
     from rnnlab import experiments
     from rnnlab.engine import api
     from rnnlab.cli import main
-    from tests.engine.test_runner import ENV, FAKE
+    from tests.factories import ENV, FAKE
 
     experiments._load_all()
     experiments._cache["fake"] = FAKE
@@ -34,6 +34,7 @@ def _workers(parent: psutil.Process) -> list[psutil.Process]:
     return [c for c in parent.children(recursive=True) if "rnnlab.engine.worker" in " ".join(c.cmdline())]
 
 
+@pytest.mark.slow  # a run in a subprocess, interrupted
 @pytest.mark.parametrize("sig,code,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
 def test_a_signal_ends_the_workers_and_keeps_finished_variants(tmp_path, sig, code, word):
     env = dict(os.environ, PYTHONPATH=str(ROOT), RNNLAB_STORE=str(tmp_path / "s.sqlite"))

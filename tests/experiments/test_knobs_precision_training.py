@@ -185,6 +185,7 @@ def test_training_eager_and_tf2_unrolled_gru():
     assert np.max(np.abs(a["outputs"]["test_probs"] - b["outputs"]["test_probs"])) < 1e-3
 
 
+@pytest.mark.slow  # loads scikit-learn's digits
 def test_training_refuses_missing_mnist(monkeypatch, tmp_path):
     from rnnlab.experiments import training
     from rnnlab.tf import training_data

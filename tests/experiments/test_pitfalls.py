@@ -40,6 +40,7 @@ def case(res, label):
 
 # --- contract, no TensorFlow -------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # a Python process of its own
 def test_module_imports_no_tensorflow():
     code = "import sys, rnnlab.experiments.pitfalls as m; assert m.PITFALLS; assert 'tensorflow' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

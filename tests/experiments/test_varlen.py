@@ -335,6 +335,7 @@ def test_seed003_verdict_is_the_claims_tables(case, source):
         assert "On the bundled results' CPU (test box)" in v.text and "measured here" not in v.text
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_declaring_the_experiments_imports_no_tensorflow():
     import subprocess
     import sys

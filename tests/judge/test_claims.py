@@ -324,6 +324,7 @@ def test_evaluate_and_rows():
     assert {r["status"] for r in rows} >= {"holds", "not measured", "not measurable here"}
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_imports_no_tensorflow():
     code = "import sys, rnnlab.judge.claims; assert 'tensorflow' not in sys.modules and 'streamlit' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

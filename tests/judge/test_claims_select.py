@@ -15,6 +15,7 @@ from rnnlab.judge import claims, select
 from rnnlab.judge.claims import evaluate, verdict
 from rnnlab.judge.recommend import recommend
 from rnnlab.present import claims as CV
+from tests.factories import md_table as _md_table
 
 _n = itertools.count()
 BASE_ENV = {"device": "CPU", "gpu": None, "tf": "2.21.0", "keras": "3.15.1", "python": "3.11.7", "cores": 2,
@@ -154,20 +155,6 @@ def test_configurations_never_mix_machines():
     assert configs and all(len({select.machine_key(r) for r in c.records}) == 1 for c in configs)
     assert configs[0].records[0].source == "local"  # equal in all else: this machine's first
     assert "measured here" in configs[0].source and "not measured here" in configs[1].source
-
-
-def _md_table(text: str, title: str) -> list[list[str]]:
-    """The rows (header first) of the Markdown pipe table under heading ``title``, cells unescaped."""
-    lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("#") and line.lstrip("#").strip() == title)
-    rows = []
-    for line in lines[start + 1:]:
-        if line.startswith("#"):
-            break
-        if line.startswith("| "):
-            cells = re.split(r"(?<!\\)\|", line.strip()[1:-1])
-            rows.append([c.strip().replace("\\|", "|") for c in cells])
-    return [rows[0]] + rows[2:]  # without the alignment row
 
 
 def test_export_claims_is_the_pages_table(tmp_path):

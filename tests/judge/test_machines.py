@@ -8,6 +8,7 @@ differ by machine, so a ratio or a line that joined them would show.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -22,7 +23,7 @@ from rnnlab.core.record import Record
 from rnnlab.judge import findings, select
 from rnnlab.present import charts, report, tables
 from rnnlab.present import unrolling as U
-from tests.apptest_util import no_errors, no_run_left_behind, open_app  # noqa: F401
+from tests.apptest_util import bundled_page, no_errors, no_run_left_behind, open_app  # noqa: F401
 
 EXP = experiments.get("unroll")
 SEED = {k: v for k, v in EXP.presets["seed"].items() if k != "variants"}
@@ -64,6 +65,13 @@ def two_machines(case: str) -> list[Record]:
     (sa, ea), (sb, eb) = CASES[case]
     # machine A sweeps 25..100, machine B 100..400: joined, a line would turn at 100 (the false V)
     return machine_records(sa, ea, SPEED[0], (25, 50, 100)) + machine_records(sb, eb, SPEED[1], (100, 200, 400))
+
+
+@functools.cache
+def case_report(case: str):
+    """The Unrolling report of a case's records (deterministic keys), built once and read by the chart and the ratio
+    tests: drawing its charts takes seconds."""
+    return U.report(two_machines(case))
 
 
 # -- Vega-Lite: which records a mark joins ---------------------------------------------------------------------------
@@ -116,6 +124,7 @@ def test_the_two_records_sets_are_two_machines(case):
     assert not select.comparable(recs)
 
 
+@pytest.mark.slow  # Altair: every chart and report of two machines
 @pytest.mark.parametrize("case", CASES)
 def test_no_chart_line_or_bar_joins_two_machines(case):
     recs = two_machines(case)
@@ -127,7 +136,7 @@ def test_no_chart_line_or_bar_joins_two_machines(case):
     built += [charts.sweep(recs, metric=m) for m in ("fwd_ms", "train_ms", "build_s")]
     point = EXP.params.fill(SEED)
     built += [c for c, _ in U.chart_views(at_100, point)] + [c for _, c, _ in U.sweep_views(recs, point)]
-    rep = U.report(recs)
+    rep = case_report(case)
     specs = [c.to_dict() for c in built if c is not None] + [cv.spec for cv in rep.charts]
     assert len(specs) >= 20
     n_lines = 0
@@ -165,6 +174,7 @@ def _allowed_ratios(recs: list[Record], metric: str) -> tuple[set, set]:
     return same, cross
 
 
+@pytest.mark.slow  # Altair: the report's tables come with its charts
 @pytest.mark.parametrize("case", CASES)
 def test_no_comparison_ratio_mixes_two_machines(case):
     recs = two_machines(case)
@@ -172,7 +182,7 @@ def test_no_comparison_ratio_mixes_two_machines(case):
     same, cross = _allowed_ratios(recs, "fwd_ms")
     assert not same & cross  # the numbers tell the two apart
     views = [tables.comparison(at_100, reference="tf1_dynamic")]
-    views += report.experiment_views(recs)[0] + [t for t in U.report(recs).tables if "forward vs tf1_dynamic" in
+    views += report.experiment_views(recs)[0] + [t for t in case_report(case).tables if "forward vs tf1_dynamic" in
                                                    t.columns]
     n = 0
     for view in views:
@@ -233,6 +243,7 @@ def bundled_only(monkeypatch):
     return recs
 
 
+@pytest.mark.slow  # every bundled result through the report
 def test_bundled_findings_tables_and_charts_never_say_measured_here(bundled_only):
     recs = [r for r in bundled_only if r.experiment == "unroll"]
     texts = []
@@ -266,7 +277,7 @@ def _page_text(at) -> str:
 @pytest.mark.slow  # Streamlit AppTest
 @pytest.mark.parametrize("page", ["pages/overview.py", "pages/unrolling.py", "pages/results.py"])
 def test_bundled_pages_never_say_measured_here(bundled_only, page):
-    at = open_app(page)
+    at = bundled_page(page)  # the bundled results, an empty store: rendered once, shared with test_page_text
     no_errors(at)
     text = _page_text(at)
     assert "bundled" in text.lower()

@@ -108,6 +108,7 @@ def test_local_beats_bundled_and_ok_beats_failed():
     assert "not measured here" in only_bundled.source
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_imports_no_tensorflow():
     code = "import sys, rnnlab.judge.recommend; assert 'tensorflow' not in sys.modules and 'streamlit' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -2,15 +2,12 @@
 judged on its interval (``rules.call(stats.ratio_interval(...))``), "too noisy to call" when the interval reaches
 across the margin, the intervals quoted in the words."""
 
-import hashlib
-import itertools
 import math
 import statistics
 
 import pytest
 
 from rnnlab.core import format as fmt, stats
-from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.experiments import seeds
 from rnnlab.judge import claims, findings
@@ -18,18 +15,11 @@ from rnnlab.judge.claims import verdict
 from rnnlab.judge.recommend import recommend
 from rnnlab.present import claims as CV
 from rnnlab.present import varlen as vv
-
-_n = itertools.count()
-ENV = {"device": "CPU", "gpu": None, "tf": "2.21.0", "keras": "3.15.1", "python": "3.11.7", "cores": 2,
-       "cpu": "Test CPU", "device_name": "Test CPU", "machine": "Test CPU, 2 cores", "matmul_gflops": 100.0}
+from tests.factories import record
 
 
 def rec(experiment, variant, params, rounds=(), **metrics):
-    i = next(_n)
-    rounds = tuple(dict(r) for r in rounds)
-    return Record(key=hashlib.sha256(f"rj{i}".encode()).hexdigest(), experiment=experiment, variant=variant,
-                  params=dict(params), metrics=stats.combine_rounds(list(rounds)) if rounds else dict(metrics),
-                  env=dict(ENV), created_at=f"2025-02-01T00:00:{i % 60:02d}Z", rounds=rounds)
+    return record(experiment, variant, params, rounds, day="2025-02-01", **metrics)
 
 
 def pi95(ratios):

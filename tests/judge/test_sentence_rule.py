@@ -15,7 +15,11 @@ from rnnlab.judge import claims, findings
 from rnnlab.judge.recommend import recommend
 from rnnlab.present import claims as CV
 from rnnlab.present import varlen as vv
-from tests.judge.test_rounds_judge import rec
+from tests.factories import record
+
+
+def rec(experiment, variant, params, rounds=(), **metrics):
+    return record(experiment, variant, params, rounds, day="2025-02-01", **metrics)
 
 DIRECTION = re.compile(r"(\d[\d,.]*)x (faster|slower|smaller|larger|less memory|more memory)")
 SAME = re.compile(r"about (as fast|the same)")

@@ -20,44 +20,22 @@ from streamlit.testing.v1 import AppTest
 
 from rnnlab.engine import api
 from rnnlab.core import envinfo
-from rnnlab import experiments
 from rnnlab.engine.runner import Cancelled, Progress
-from rnnlab.core.record import Record, make_key, utc_now
+from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.tf.variants import BASE_VARIANTS
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
+from tests.factories import SEED, UNROLL, make_record, this_env  # noqa: F401
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
-EXP = experiments.get("unroll")
-SEED = {k: v for k, v in EXP.presets["seed"].items() if k != "variants"}
+EXP = UNROLL
 PAGES = ["pages/overview.py", "pages/unrolling.py", "pages/results.py"]
 
 
 # -- records -------------------------------------------------------------------------------------------------------
-def this_env() -> dict:
-    """The env a run here records, without a probe (no GPU on the test machines: see envinfo.gpu_hint)."""
-    return envinfo.run_env(envinfo.static_env(), {"matmul_gflops": 100.0}, "CPU")
-
-
-def make_record(variant: str, params: dict, *, error: str | None = None, scale: float = 1.0) -> Record:
-    params = EXP.params.fill(params)
-    params["device"] = "cpu"
-    env = this_env()
-    key = make_key(api.spec_of("unroll", EXP.version, variant, params), envinfo.fingerprint(env))
-    i = list(BASE_VARIANTS).index(variant.replace("+xla", "")) + 1 if variant.replace("+xla", "") in BASE_VARIANTS \
-        else 1
-    metrics = {} if error else {
-        "build_s": 0.1 * i * scale, "graph_nodes": 100.0 * i, "first_call_s": 0.05 * i, "fwd_ms": 1.0 * i * scale,
-        "fwd_ms_p25": 0.9 * i * scale, "fwd_ms_p75": 1.2 * i * scale, "train_ms": 2.0 * i * scale,
-        "train_ms_p25": 1.8 * i * scale, "train_ms_p75": 2.4 * i * scale, "peak_mem_mb": 50.0 + i,
-        "max_abs_diff": 0.0, "gflops": 10.0 / i, "roofline_frac": 0.1 / i}
-    return Record(key=key, experiment="unroll", variant=variant, params=params, metrics=metrics, env=env,
-                  created_at=utc_now(), error=error)
-
-
 def seed_store(*, sweep: bool = False) -> list[Record]:
     recs = [make_record(v, SEED) for v in BASE_VARIANTS]
     if sweep:

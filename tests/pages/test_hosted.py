@@ -14,7 +14,8 @@ from rnnlab.core.errors import RnnlabError
 from rnnlab.engine import api
 from rnnlab.core import baseline
 from rnnlab.core.store import Store
-from tests.pages.test_app import app, no_errors, plain
+from tests.apptest_util import no_errors, plain
+from tests.apptest_util import open_app as app
 from ui import nav
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
@@ -86,7 +87,7 @@ def test_measure_all_again_is_not_offered_stored_results_are_read_only():
 
 # -- Results: read-only, the visitor's uploads kept in the session ---------------------------------------------------
 def _records_file(n: int = 2) -> bytes:
-    from tests.pages.test_app import make_record
+    from tests.factories import make_record
 
     variants = ["tf1_static", "tf1_dynamic", "keras"]
     recs = [make_record(variants[i % 3], {"units": 8 + i // 3, "seq_len": 10, "batch": 2}) for i in range(n)]

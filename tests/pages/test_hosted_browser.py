@@ -43,7 +43,7 @@ def upload(page, name: str, data: bytes) -> None:
 
 
 def records_file(n: int) -> bytes:
-    from tests.pages.test_app import make_record
+    from tests.factories import make_record
 
     recs = [make_record(v, {"units": 8 + i, "seq_len": 10, "batch": 2})
             for i in range(n) for v in ("tf1_static",)]
@@ -51,7 +51,7 @@ def records_file(n: int) -> bytes:
 
 
 def test_a_visitor_cannot_delete_import_into_the_store_or_start_a_second_heavy_process(tmp_path):
-    from tests.pages.test_app import make_record
+    from tests.factories import make_record
 
     store = tmp_path / "results.sqlite"
     shared = Store(store)
@@ -146,7 +146,7 @@ def test_no_page_fetches_anything_from_a_third_party_host(tmp_path):
 def max_upload_file() -> bytes:
     """A results file at the hosted maximum: 2000 records (the per-visit cap), 4.7 MB (under the 5 MB cap), each
     record with a list of numbers in its details (many small objects once parsed, as real heatmaps are)."""
-    from tests.pages.test_app import make_record
+    from tests.factories import make_record
 
     recs = [make_record("tf1_static", {"units": 1 + i % 128, "seq_len": 1 + i // 128, "batch": 2}).with_(
         details={"norms": [round(0.001 * (i + j), 4) for j in range(180)]}) for i in range(2000)]

@@ -19,18 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_util import (CHART, CHROMIUM, NEEDS_CHROMIUM, TABLE, chromium_page, no_exception, open_page,
-                                screenshot, streamlit_server)
+from tests.browser_util import CHART, CHROMIUM, NEEDS_CHROMIUM, TABLE, VIEWS, no_exception, open_page, screenshot
 
 pytestmark = [pytest.mark.slow,  # a Streamlit server and a browser
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NEEDS_CHROMIUM)]
 
-WIDTH, HEIGHT = 1400, 1000
 SLACK = 2  # px: sub-pixel rounding and a border
 
-# (screenshot name, path and query): every page, and the Variable lengths page's other tabs
-VIEWS = [(p, p) for p in ("overview", "unrolling", "varlen", "pitfalls", "migrate", "claims", "results",
-                          "glossary")] + [("varlen-cost", "varlen?tab=cost"), ("varlen-seed003", "varlen?tab=seed003")]
 
 # The boxes of every shown table and chart of the main column, measured in the page.
 MEASURE = """([table, chart]) => {
@@ -78,25 +73,25 @@ def too_wide(boxes: list[dict]) -> list[str]:
     return bad
 
 
-def test_no_table_or_chart_wider_than_its_container(tmp_path, monkeypatch):
+def test_no_table_or_chart_wider_than_its_container(bundled_site):
     from ui import nav
 
-    monkeypatch.delenv("RNNLAB_BASELINE")  # the bundled results: every page has tables and charts to show
+    url, page = bundled_site  # the bundled results: every page has tables and charts to show
     known = {p.url_path for p in nav.existing()}
     views = [(n, q) for n, q in VIEWS if q.split("?")[0] in known]
     t0 = time.monotonic()
     problems, seen = {}, {}
-    with streamlit_server(tmp_path / "results.sqlite") as url, chromium_page(WIDTH, HEIGHT) as page:
-        for name, path in views:
-            open_page(page, f"{url}/{'' if path == 'overview' else path}")
-            no_exception(page)
-            page.wait_for_timeout(800)  # the grids and charts size themselves after the script run ends
-            boxes = page.evaluate(MEASURE, [TABLE, CHART])
-            seen[name] = len(boxes)
-            bad = too_wide(boxes)
-            if bad:
-                problems[name] = bad
-            screenshot(page, f"layout-{name}")
+    # the shared server and page (tests/pages/conftest.py)
+    for name, path in views:
+        open_page(page, f"{url}/{'' if path == 'overview' else path}")
+        no_exception(page)
+        page.wait_for_timeout(800)  # the grids and charts size themselves after the script run ends
+        boxes = page.evaluate(MEASURE, [TABLE, CHART])
+        seen[name] = len(boxes)
+        bad = too_wide(boxes)
+        if bad:
+            problems[name] = bad
+        screenshot(page, f"layout-{name}")
     assert not problems, "wider than their container at 1400 px:\n" + "\n".join(
         f"- {page}: {b}" for page, bad in problems.items() for b in bad)
     assert all(seen[n] for n in seen if n != "glossary"), f"a page showed no table or chart: {seen}"

@@ -317,7 +317,7 @@ def test_downloads_render_md_csv_pptx():
 def test_export_claims_writes_the_pages_table(tmp_path):
     """``python -m rnnlab export --experiment claims --format md``: the claims table cell by cell as the page shows
     it (the page's frame drops the why and command columns and names the experiment under "tested by")."""
-    from tests.judge.test_claims_select import _md_table
+    from tests.factories import md_table as _md_table
     from rnnlab.commands import export
 
     Store().put_many(full_records())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.apptest_util import no_errors, no_run_left_behind, open_app  # noqa: F401
+from tests.apptest_util import bundled_page, no_errors, no_run_left_behind  # noqa: F401
 
 pytestmark = pytest.mark.slow  # Streamlit pages
 
@@ -142,9 +142,8 @@ def test_the_checks_catch_what_they_should():
 
 
 @pytest.mark.parametrize("page,query", PAGES, ids=[p + (f"-{q['tab']}" if q else "") for p, q in PAGES])
-def test_page_text_says_each_thing_once_and_plainly(page, query, monkeypatch):
-    monkeypatch.setenv("RNNLAB_BASELINE", str(ROOT / "data" / "baseline"))
-    at = open_app(f"pages/{page}.py", query, timeout=180)
+def test_page_text_says_each_thing_once_and_plainly(page, query):
+    at = bundled_page(f"pages/{page}.py", query)  # the bundled results, an empty store
     no_errors(at)
     found = problems(page_texts(at))
     assert not found, "\n".join(found)

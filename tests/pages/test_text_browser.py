@@ -22,9 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_util import (CHROMIUM, NEEDS_CHROMIUM, chromium_page, no_exception, open_page, screenshot,
-                                streamlit_server, wait_idle)
-from tests.pages.test_layout_browser import HEIGHT, VIEWS, WIDTH
+from tests.browser_util import CHROMIUM, HEIGHT, NEEDS_CHROMIUM, VIEWS, no_exception, open_page, screenshot, wait_idle
 
 pytestmark = [pytest.mark.slow,  # a Streamlit server, a browser and one tiny run
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NEEDS_CHROMIUM)]
@@ -130,40 +128,40 @@ DOM_CUTS = r"""() => {
 }"""
 
 
-def test_no_text_cut_and_the_progress_in_view(tmp_path, monkeypatch):
+def test_no_text_cut_and_the_progress_in_view(bundled_site):
     from ui import nav
 
-    monkeypatch.delenv("RNNLAB_BASELINE")  # the bundled results: every page has tables to show
+    url, page = bundled_site  # the bundled results: every page has tables to show
     known = {p.url_path for p in nav.existing()}
     views = [(n, q) for n, q in VIEWS if q.split("?")[0] in known]
     problems = {}
-    with streamlit_server(tmp_path / "results.sqlite") as url, chromium_page(WIDTH, HEIGHT) as page:
-        for name, path in views:
-            open_page(page, f"{url}/{'' if path == 'overview' else path}")
-            no_exception(page)
-            page.wait_for_timeout(800)  # the grids size themselves after the script run ends
-            bad = [f"table {c.get('table')} (under {c.get('under')!r}): {c['what']}" for c in page.evaluate(GRID_CUTS)]
-            bad += [f"{c['what']} ({c['where']})" for c in page.evaluate(DOM_CUTS)]
-            if bad:
-                problems[name] = bad
-            screenshot(page, f"text-{name}")
+    # the shared server and page (tests/pages/conftest.py); the run comes after the reading
+    for name, path in views:
+        open_page(page, f"{url}/{'' if path == 'overview' else path}")
+        no_exception(page)
+        page.wait_for_timeout(800)  # the grids size themselves after the script run ends
+        bad = [f"table {c.get('table')} (under {c.get('under')!r}): {c['what']}" for c in page.evaluate(GRID_CUTS)]
+        bad += [f"{c['what']} ({c['where']})" for c in page.evaluate(DOM_CUTS)]
+        if bad:
+            problems[name] = bad
+        screenshot(page, f"text-{name}")
 
-        # Run: the progress line in view right after the click, wherever the button was
-        # the default page (the bundled records fill it, so the button can be scrolled to the fold); the run is
-        # cancelled as soon as its progress shows
-        open_page(page, f"{url}/unrolling")
-        button = page.get_by_role("button", name=re.compile(r"^Run: measure"))
-        button.evaluate("e => e.scrollIntoView({block: 'end'})")  # scrolled just far enough to see it
-        page.wait_for_timeout(300)
-        button.click()
-        bar = page.locator('[data-testid="stProgress"]').first
-        bar.wait_for(state="visible", timeout=30_000)
-        box = bar.bounding_box()
-        assert box and 0 <= box["y"] and box["y"] + box["height"] <= HEIGHT, f"progress at {box}, viewport {HEIGHT}"
-        screenshot(page, "text-run")
-        cancel = page.get_by_role("button", name="Cancel run")
-        if cancel.count():
-            cancel.first.click()
-        wait_idle(page, timeout=120)
+    # Run: the progress line in view right after the click, wherever the button was
+    # the default page (the bundled records fill it, so the button can be scrolled to the fold); the run is
+    # cancelled as soon as its progress shows
+    open_page(page, f"{url}/unrolling")
+    button = page.get_by_role("button", name=re.compile(r"^Run: measure"))
+    button.evaluate("e => e.scrollIntoView({block: 'end'})")  # scrolled just far enough to see it
+    page.wait_for_timeout(300)
+    button.click()
+    bar = page.locator('[data-testid="stProgress"]').first
+    bar.wait_for(state="visible", timeout=30_000)
+    box = bar.bounding_box()
+    assert box and 0 <= box["y"] and box["y"] + box["height"] <= HEIGHT, f"progress at {box}, viewport {HEIGHT}"
+    screenshot(page, "text-run")
+    cancel = page.get_by_role("button", name="Cancel run")
+    if cancel.count():
+        cancel.first.click()
+    wait_idle(page, timeout=120)
     assert not problems, "text cut without an ellipsis at 1400x1000:\n" + "\n".join(
         f"- {p}: {b}" for p, bad in problems.items() for b in bad)

@@ -66,6 +66,7 @@ def _check_deck(prs, page: TableView):
 
 # ---------------------------------------------------------------------------------------------------- the contract
 
+@pytest.mark.slow  # Altair charts of a whole report
 def test_default_unrolling_deck_tables_and_takeaways(bundled):
     """The default unrolling view's talk deck, its charts left out (quick): <= 12 slides, the page's cells."""
     rep = U.view(bundled, {})
@@ -117,6 +118,7 @@ def test_default_unrolling_deck_opens_with_python_pptx(bundled, tmp_path, monkey
 
 # ---------------------------------------------------------------------------------------------------- the views
 
+@pytest.mark.slow  # Altair charts of a whole report
 def test_the_view_follows_the_url_settings_and_refuses_bad_ones(bundled):
     rep = U.view(bundled, {"ref": "tf1_static"})
     cols = deck.pick(rep.tables[0]).columns
@@ -130,6 +132,7 @@ def test_the_view_follows_the_url_settings_and_refuses_bad_ones(bundled):
             U.view(bundled, query)
 
 
+@pytest.mark.slow  # Altair charts of a whole report
 def test_page_view_specs(bundled):
     assert deck.parse_view("unrolling?cell=lstm&ref=keras") == ("unrolling", {"cell": "lstm", "ref": "keras"})
     assert deck.parse_view("http://localhost:8501/unrolling?units=64")[0] == "unrolling"

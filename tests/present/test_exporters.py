@@ -9,54 +9,17 @@ import re
 import zipfile
 from datetime import datetime, timezone
 
-import altair as alt
 import pandas as pd
 import pytest
 
 from rnnlab.core.errors import RnnlabError
 from rnnlab.exporters import EXPORTERS, export, render_bytes
 from rnnlab.exporters.pptx import plan_table
-from rnnlab.core.views import ChartView, Report, TableView, to_frame
+from rnnlab.core.views import Report, TableView, to_frame
+from tests.factories import PROV, make_report
 
 NOW = datetime(2025, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
-PROV = {"machine": "bench-box-7", "device": "CPU (2 cores)", "tf": "2.21.0", "keras": "3.15.1", "rnnlab": "0.1.0",
-        "commit": "abc1234def", "created_at": "2025-03-01T12:00:00Z"}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def _ms(x):
-    return None if x is None else f"{x:,.2f}"
-
-
-def make_report() -> Report:
-    variants = ["tf1_static", "tf1_dynamic", "tf2_unrolled", "tf2_while", "keras", "keras_unroll"]
-    fwd = [12.3456, 14.5, 1234.5, 9.87654, None, 0.001234]
-    ratio = [1.0, 1.17, 100.0, 0.8, None, 0.0001]
-    short = TableView(
-        title="Unrolling: rnn, 3x128, batch 32, 100 steps",
-        caption="cell=rnn units=128 layers=3 batch=32 seq_len=100 on CPU; 50% of runs & #1 reference_variant",
-        columns=("variant", "forward (ms)", "vs static (×)", "note"),
-        rows=tuple((v, _ms(f) or "—", f"{r:.2f}×" if r is not None else "—", "OOM" if f is None else "ok_100%")
-                   for v, f, r in zip(variants, fwd, ratio)),
-        raw=tuple((v, f, r, "OOM" if f is None else "ok_100%") for v, f, r in zip(variants, fwd, ratio)),
-    )
-    long = TableView(
-        title="Sequence-length sweep: lstm, 1x256",
-        caption="fwd and train medians per batch; quartiles in brackets; seq_len 5..200",
-        columns=("seq_len", "variant", "build (s)", "forward (ms)", "train (ms)", "peak memory (MB)"),
-        rows=tuple((str(5 * (i + 1)), ("tf1_static", "tf2_while")[i % 2], f"{0.1 * i:.3f}", f"{1.5 * i + 0.25:,.2f}",
-                    f"{30.5 * i:,.1f}", f"{100 + i}") for i in range(40)),
-        provenance={"machine": "baseline-gpu-1", "device": "GPU (A100)"},
-    )
-    df = pd.DataFrame({"seq_len": [25, 50, 100] * 2, "fwd_ms": [1.0, 2.1, 4.3, 1.4, 2.2, 3.1],
-                       "variant": ["tf1_static"] * 3 + ["tf1_dynamic"] * 3})
-    line = alt.Chart(df).mark_line(point=True).encode(x="seq_len:Q", y="fwd_ms:Q", color="variant:N")
-    bar = alt.Chart(df).mark_bar().encode(x="variant:N", y="mean(fwd_ms):Q")
-    charts = (ChartView("Forward time vs sequence length", "rnn, 3x128, batch 32, CPU", line.to_dict()),
-              ChartView("Mean forward time per variant", "rnn, 3x128, batch 32, CPU", bar.to_dict()))
-    return Report("rnnlab: static vs dynamic unrolling",
-                  "Forward and training time of static and dynamic unrolling, bench-box-7, TF 2.21.0, 2025-03-01",
-                  (short, long), charts, PROV)
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +44,7 @@ def test_views_freeze_and_frame(report):
 
 # ---------------------------------------------------------------------------------------------------- pptx
 
+@pytest.mark.slow  # Altair charts of a whole report
 def test_pptx_tables_charts_title(report, tmp_path):
     from pptx import Presentation
     from pptx.util import Emu

@@ -6,19 +6,17 @@ still read with quartile intervals.
 """
 
 import hashlib
-import itertools
 import json
 
 import pytest
 
 from rnnlab.core import rules, stats
-from rnnlab.core.record import Record, parse_records
+from rnnlab.core.record import parse_records
 from rnnlab.present import charts, tables
 from rnnlab.present import unrolling as U
+from tests.factories import TEST_CPU_ENV, record
 
-_n = itertools.count()
-ENV = {"device": "CPU", "gpu": None, "tf": "2.21.0", "keras": "3.15.1", "python": "3.11.7", "cores": 2,
-       "cpu": "Test CPU", "device_name": "Test CPU", "machine": "Test CPU, 2 cores", "matmul_gflops": 100.0}
+ENV = TEST_CPU_ENV
 PARAMS = {"cell": "rnn", "layers": 1, "units": 32, "batch": 8, "seq_len": 20, "input_dim": 16, "dtype": "float32",
           "lengths": "full", "repeats": 5, "warmup": 1}
 
@@ -26,13 +24,7 @@ PARAMS = {"cell": "rnn", "layers": 1, "units": 32, "batch": 8, "seq_len": 20, "i
 def rec(variant, rounds=(), *, params=None, details=None, source="local", **metrics):
     """A record of ``rounds`` (each a metrics dict; ``metrics`` the median, as the engine writes it), or of one
     round given as ``metrics``."""
-    i = next(_n)
-    rounds = tuple(dict(r) for r in rounds)
-    m = stats.combine_rounds(list(rounds)) if rounds else dict(metrics)
-    return Record(key=hashlib.sha256(f"rv{i}".encode()).hexdigest(), experiment="unroll", variant=variant,
-                  params={**PARAMS, **(params or {})}, metrics=m, env=dict(ENV),
-                  created_at=f"2025-01-01T00:00:{i % 60:02d}Z", details=dict(details or {}), source=source,
-                  rounds=rounds)
+    return record("unroll", variant, {**PARAMS, **(params or {})}, rounds, details=details, source=source, **metrics)
 
 
 def cell(view, variant, column):

@@ -18,6 +18,8 @@ from rnnlab.exporters import pptx as P
 from rnnlab.exporters import render_bytes
 from rnnlab.present import deck
 
+pytestmark = pytest.mark.slow  # every page's deck from every bundled result
+
 BUNDLED = Path(__file__).resolve().parents[2] / "data" / "baseline"
 VIEWS = ("unrolling", "varlen?tab=semantics", "varlen?tab=cost", "varlen?tab=seed003", "pitfalls", "migrate",
          "claims", "overview")

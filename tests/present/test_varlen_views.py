@@ -226,6 +226,7 @@ def test_export_writes_the_pages_tables_cell_by_cell(experiment, tmp_path):
     assert len({t for t, _ in tables}) == 2
 
 
+@pytest.mark.slow  # Altair charts of a whole report
 def test_report_holds_one_table_per_configuration_and_machine():
     recs = (varlen_recs() + padding_recs() + s003_recs() + s003_recs(source="baseline", env=OTHER_ENV)
             + s003_recs(params=S003_SMALL))

@@ -20,16 +20,11 @@ import pytest  # noqa: E402
 
 from rnnlab.core.errors import RnnlabError  # noqa: E402
 from rnnlab.tf import convert as cv  # noqa: E402
+from tests.factories import IN, LENGTHS, UNITS, build_tf1, rc  # noqa: E402
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
 
 TOL = 1e-5
-BATCH, T, IN, UNITS = 4, 6, 3, 5
-LENGTHS = [6, 3, 1, 5]
-
-tf = cv._tf()
-rc = cv.tf1_cells_module()
-
 CELLS = {
     "BasicRNNCell": lambda: rc.BasicRNNCell(UNITS),
     "BasicLSTMCell": lambda: rc.BasicLSTMCell(UNITS, forget_bias=0.7),
@@ -37,33 +32,6 @@ CELLS = {
     "GRUCell": lambda: rc.GRUCell(UNITS),
 }
 FORGET_BIAS = {"BasicLSTMCell": 0.7, "LSTMCell": 1.0}
-
-
-def build_tf1(make_cell, layers, *, seed=0, save_to=None, lengths=LENGTHS, input_dim=IN):
-    """A TF1 dynamic_rnn over ``layers`` cells (MultiRNNCell when > 1) with random weights (biases too).
-
-    Returns (variables {graph name: array}, x, {"full": (outputs, state), "sequence_length": (outputs, state)}).
-    """
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal((BATCH, T, input_dim)).astype(np.float32)
-    g = tf.Graph()
-    with g.as_default(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cells = [make_cell() for _ in range(layers)]
-        cell = rc.MultiRNNCell(cells) if layers > 1 else cells[0]
-        xp = tf.compat.v1.placeholder(tf.float32, [None, None, input_dim])
-        sl = tf.compat.v1.placeholder_with_default(np.full([BATCH], T, np.int32), [None])
-        out, state = tf.compat.v1.nn.dynamic_rnn(cell, xp, sequence_length=sl, dtype=tf.float32)
-        with tf.compat.v1.Session(graph=g) as sess:
-            sess.run(tf.compat.v1.global_variables_initializer())
-            for v in tf.compat.v1.global_variables():
-                v.load(rng.uniform(-0.6, 0.6, v.shape).astype(np.float32), sess)
-            res = {"full": sess.run([out, state], {xp: x}),
-                   "sequence_length": sess.run([out, state], {xp: x, sl: np.asarray(lengths, np.int32)})}
-            variables = {v.name: sess.run(v) for v in tf.compat.v1.global_variables()}
-            if save_to is not None:
-                tf.compat.v1.train.Saver().save(sess, str(save_to))
-    return variables, x, res
 
 
 def assert_matches(model, spec, x, res, tol=TOL):

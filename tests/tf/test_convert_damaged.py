@@ -25,6 +25,7 @@ def _convert(*args):
                           timeout=300, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
 
 
+@pytest.mark.slow  # a Python process of its own
 @pytest.mark.parametrize("content", [b"garbage\n", b"\x00" * 4096, os.urandom(300)])
 def test_a_lone_junk_index_is_not_a_checkpoint_index_before_tensorflow(tmp_path, content):
     (tmp_path / "model.ckpt.index").write_bytes(content)  # no data file beside it

@@ -1,0 +1,203 @@
+"""What the tests build their inputs from: environments, records, fake experiments, a report, a TF1 graph.
+
+One home for them, so that a test module imports this module and never another test module. Nothing here is slow to
+import: Altair, pandas and TensorFlow are loaded by the factory that needs them, when it is called.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+import warnings
+
+from rnnlab import experiments
+from rnnlab.core import envinfo, stats
+from rnnlab.core.params import param_set
+from rnnlab.core.record import Record, make_key, utc_now
+from rnnlab.experiments.base import Experiment
+
+# -- environments --------------------------------------------------------------------------------------------------
+# A run's env as the harness records it (no probe): the fake experiments' runs and the command-line tests.
+ENV = {"tf": "2.21.0", "keras": "3", "tf_keras": "2", "python": "3.11", "rnnlab": "0", "device": "CPU",
+       "device_name": "cpu", "cpu": "cpu", "cores": 2, "gpu": None, "cudnn": None, "cuda": None, "machine": "test",
+       "matmul_gflops": 100.0}
+# One test machine's env on stored records (the rounds views and judgements).
+TEST_CPU_ENV = {"device": "CPU", "gpu": None, "tf": "2.21.0", "keras": "3.15.1", "python": "3.11.7", "cores": 2,
+                "cpu": "Test CPU", "device_name": "Test CPU", "machine": "Test CPU, 2 cores", "matmul_gflops": 100.0}
+
+
+def this_env() -> dict:
+    """The env a run here records, without a probe (no GPU on the test machines: see envinfo.gpu_hint)."""
+    return envinfo.run_env(envinfo.static_env(), {"matmul_gflops": 100.0}, "CPU")
+
+
+# -- fake experiments: workers without TensorFlow (tests/workers.py) ------------------------------------------------
+FAKE = Experiment(name="fake", version=1, title="fake", summary="harness test",
+                  params=param_set(["units", "device", "timeout_s"], defaults={"timeout_s": 60}),
+                  variants=("ok", "ok_off", "crash", "exit", "sleep", "raise", "unsupported", "hog"),
+                  worker="tests.workers:run_variant", reference="ok", preload=())  # no TensorFlow: fast workers
+FAKE_R = Experiment(name="fake_r", version=1, title="fake", summary="rounds test",
+                    params=param_set(["units", "device", "rounds", "timeout_s"], defaults={"timeout_s": 60}),
+                    variants=("ok", "a", "b", "ok_off"), worker="tests.workers:run_variant", reference="ok",
+                    preload=())
+
+# -- records -------------------------------------------------------------------------------------------------------
+UNROLL = experiments.get("unroll")
+SEED = {k: v for k, v in UNROLL.presets["seed"].items() if k != "variants"}  # the seed configuration's parameters
+_n = itertools.count()
+
+
+def record(experiment: str, variant: str, params: dict, rounds=(), *, env: dict = TEST_CPU_ENV, day: str = "2025-01-01",
+           details: dict | None = None, source: str = "local", **metrics) -> Record:
+    """A stored record of ``rounds`` (each a metrics dict; its metrics their medians, as the engine writes them), or of
+    one round given as ``metrics``; a fresh key and a later created_at second on ``day`` per call."""
+    i = next(_n)
+    rounds = tuple(dict(r) for r in rounds)
+    return Record(key=hashlib.sha256(f"factory{i}".encode()).hexdigest(), experiment=experiment, variant=variant,
+                  params=dict(params), metrics=stats.combine_rounds(list(rounds)) if rounds else dict(metrics),
+                  env=dict(env), created_at=f"{day}T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z", details=dict(details or {}),
+                  source=source, rounds=rounds)
+
+
+def make_record(variant: str, params: dict, *, error: str | None = None, scale: float = 1.0) -> Record:
+    """An unroll record of this machine (its real env and key), metrics growing with the variant's place."""
+    from rnnlab.engine import api
+    from rnnlab.tf.variants import BASE_VARIANTS
+
+    params = UNROLL.params.fill(params)
+    params["device"] = "cpu"
+    env = this_env()
+    key = make_key(api.spec_of("unroll", UNROLL.version, variant, params), envinfo.fingerprint(env))
+    i = list(BASE_VARIANTS).index(variant.replace("+xla", "")) + 1 if variant.replace("+xla", "") in BASE_VARIANTS \
+        else 1
+    metrics = {} if error else {
+        "build_s": 0.1 * i * scale, "graph_nodes": 100.0 * i, "first_call_s": 0.05 * i, "fwd_ms": 1.0 * i * scale,
+        "fwd_ms_p25": 0.9 * i * scale, "fwd_ms_p75": 1.2 * i * scale, "train_ms": 2.0 * i * scale,
+        "train_ms_p25": 1.8 * i * scale, "train_ms_p75": 2.4 * i * scale, "peak_mem_mb": 50.0 + i,
+        "max_abs_diff": 0.0, "gflops": 10.0 / i, "roofline_frac": 0.1 / i}
+    return Record(key=key, experiment="unroll", variant=variant, params=params, metrics=metrics, env=env,
+                  created_at=utc_now(), error=error)
+
+
+# -- a report as the exporters get it ------------------------------------------------------------------------------
+PROV = {"machine": "bench-box-7", "device": "CPU (2 cores)", "tf": "2.21.0", "keras": "3.15.1", "rnnlab": "0.1.0",
+        "commit": "abc1234def", "created_at": "2025-03-01T12:00:00Z"}
+
+
+def _ms(x):
+    return None if x is None else f"{x:,.2f}"
+
+
+def make_report():
+    """A short table, a long one (40 rows, its own provenance) and two Altair charts."""
+    import altair as alt
+    import pandas as pd
+
+    from rnnlab.core.views import ChartView, Report, TableView
+
+    variants = ["tf1_static", "tf1_dynamic", "tf2_unrolled", "tf2_while", "keras", "keras_unroll"]
+    fwd = [12.3456, 14.5, 1234.5, 9.87654, None, 0.001234]
+    ratio = [1.0, 1.17, 100.0, 0.8, None, 0.0001]
+    short = TableView(
+        title="Unrolling: rnn, 3x128, batch 32, 100 steps",
+        caption="cell=rnn units=128 layers=3 batch=32 seq_len=100 on CPU; 50% of runs & #1 reference_variant",
+        columns=("variant", "forward (ms)", "vs static (×)", "note"),
+        rows=tuple((v, _ms(f) or "—", f"{r:.2f}×" if r is not None else "—", "OOM" if f is None else "ok_100%")
+                   for v, f, r in zip(variants, fwd, ratio)),
+        raw=tuple((v, f, r, "OOM" if f is None else "ok_100%") for v, f, r in zip(variants, fwd, ratio)),
+    )
+    long = TableView(
+        title="Sequence-length sweep: lstm, 1x256",
+        caption="fwd and train medians per batch; quartiles in brackets; seq_len 5..200",
+        columns=("seq_len", "variant", "build (s)", "forward (ms)", "train (ms)", "peak memory (MB)"),
+        rows=tuple((str(5 * (i + 1)), ("tf1_static", "tf2_while")[i % 2], f"{0.1 * i:.3f}", f"{1.5 * i + 0.25:,.2f}",
+                    f"{30.5 * i:,.1f}", f"{100 + i}") for i in range(40)),
+        provenance={"machine": "baseline-gpu-1", "device": "GPU (A100)"},
+    )
+    df = pd.DataFrame({"seq_len": [25, 50, 100] * 2, "fwd_ms": [1.0, 2.1, 4.3, 1.4, 2.2, 3.1],
+                       "variant": ["tf1_static"] * 3 + ["tf1_dynamic"] * 3})
+    line = alt.Chart(df).mark_line(point=True).encode(x="seq_len:Q", y="fwd_ms:Q", color="variant:N")
+    bar = alt.Chart(df).mark_bar().encode(x="variant:N", y="mean(fwd_ms):Q")
+    charts = (ChartView("Forward time vs sequence length", "rnn, 3x128, batch 32, CPU", line.to_dict()),
+              ChartView("Mean forward time per variant", "rnn, 3x128, batch 32, CPU", bar.to_dict()))
+    return Report("rnnlab: static vs dynamic unrolling",
+                  "Forward and training time of static and dynamic unrolling, bench-box-7, TF 2.21.0, 2025-03-01",
+                  (short, long), charts, PROV)
+
+
+def md_table(text: str, title: str) -> list[list[str]]:
+    """The rows (header first) of the Markdown pipe table under heading ``title``, cells unescaped."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("#") and line.lstrip("#").strip() == title)
+    rows = []
+    for line in lines[start + 1:]:
+        if line.startswith("#"):
+            break
+        if line.startswith("| "):
+            cells = re.split(r"(?<!\\)\|", line.strip()[1:-1])
+            rows.append([c.strip().replace("\\|", "|") for c in cells])
+    return [rows[0]] + rows[2:]  # without the alignment row
+
+
+# -- a TF1 graph and checkpoint (TensorFlow loaded on first use) ---------------------------------------------------
+BATCH, T, IN, UNITS = 4, 6, 3, 5
+LENGTHS = [6, 3, 1, 5]
+
+
+class _OnFirstUse:
+    """A module loaded on first attribute access: importing this file (and collecting a test that imports it) loads
+    no TensorFlow."""
+
+    def __init__(self, load):
+        self._load, self._module = load, None
+
+    def __getattr__(self, name):
+        if self._module is None:
+            self._module = self._load()
+        return getattr(self._module, name)
+
+
+def _load_tf():
+    from rnnlab.tf import convert as cv
+
+    return cv._tf()
+
+
+def _load_tf1_cells():
+    from rnnlab.tf import convert as cv
+
+    return cv.tf1_cells_module()
+
+
+tf = _OnFirstUse(_load_tf)
+rc = _OnFirstUse(_load_tf1_cells)  # TF1's rnn_cell module: rc.BasicLSTMCell(UNITS), ...
+
+
+def build_tf1(make_cell, layers, *, seed=0, save_to=None, lengths=LENGTHS, input_dim=IN):
+    """A TF1 dynamic_rnn over ``layers`` cells (MultiRNNCell when > 1) with random weights (biases too).
+
+    Returns (variables {graph name: array}, x, {"full": (outputs, state), "sequence_length": (outputs, state)}).
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((BATCH, T, input_dim)).astype(np.float32)
+    g = tf.Graph()
+    with g.as_default(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cells = [make_cell() for _ in range(layers)]
+        cell = rc.MultiRNNCell(cells) if layers > 1 else cells[0]
+        xp = tf.compat.v1.placeholder(tf.float32, [None, None, input_dim])
+        sl = tf.compat.v1.placeholder_with_default(np.full([BATCH], T, np.int32), [None])
+        out, state = tf.compat.v1.nn.dynamic_rnn(cell, xp, sequence_length=sl, dtype=tf.float32)
+        with tf.compat.v1.Session(graph=g) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            for v in tf.compat.v1.global_variables():
+                v.load(rng.uniform(-0.6, 0.6, v.shape).astype(np.float32), sess)
+            res = {"full": sess.run([out, state], {xp: x}),
+                   "sequence_length": sess.run([out, state], {xp: x, sl: np.asarray(lengths, np.int32)})}
+            variables = {v.name: sess.run(v) for v in tf.compat.v1.global_variables()}
+            if save_to is not None:
+                tf.compat.v1.train.Saver().save(sess, str(save_to))
+    return variables, x, res
