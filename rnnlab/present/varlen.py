@@ -9,7 +9,7 @@ says it); every ratio quoted carries its
 interval (``findings.interval``: ``core.stats.ratio_interval`` across rounds, or the timed steps' quartiles) and a
 "faster" is ``rules.call`` on it, as the Claims table decides; provenance words are
 ``select``'s (only this machine's records are "measured here"); colours and source marks are
-:mod:`rnnlab.present.style`'s. The page (``pages/varlen.py``) imports only this module, ``engine.api`` and ``ui``.
+:mod:`rnnlab.present.style`'s. The page (``pages/varlen.py``) imports only this module and ``ui``.
 
 Numbers go through ``rnnlab.core.format`` so the screen matches the exports. A failed record keeps its row with the
 reason in an "error" column; a metric a record does not hold is an en dash, never zero.
