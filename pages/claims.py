@@ -3,14 +3,13 @@
 Sections: the claims (summary, filters, table, downloads, one expander per claim); tuning knobs, mixed precision and
 a real training task (the experiments only this page shows); fastest for you (``rnnlab.judge.recommend`` at the
 reader's configuration). The filters and the recommendation's configuration live in the URL. Verdicts, tables,
-charts, provenance words and plans come through ``rnnlab.present.claims`` (and ``rnnlab.engine.api``); this page only
+charts, provenance words and plans come through ``rnnlab.present.claims`` (runs through ``ui.runbar``); this page only
 lays them out, and says "measured here" only when every record shown was measured on this machine.
 """
 
 import streamlit as st
 
 import ui
-from rnnlab.engine import api
 from rnnlab.present import claims as CV
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
@@ -71,7 +70,7 @@ def start(plan, section: str) -> None:
 def plan_of(claim):
     """A claim's run as a Plan (None, with a message, when it cannot run here)."""
     with ui.guard("This claim's run cannot start"):
-        return api.plan(**claim.plan_args)
+        return ui.runbar.plan(**claim.plan_args)
     return None
 
 
@@ -171,7 +170,7 @@ def run_buttons(name: str) -> None:
     """Run buttons for the quick and seed presets, each saying what is not stored yet, and the device."""
     env = None
     with ui.guard("Reading this machine's environment"):
-        env = api.known_env(ui.store(), "auto")
+        env = ui.runbar.known_env("auto")
     cols = st.columns([3, 3, 4])
     for col, run in zip(cols, ui.shared(records, CV.preset_runs, records, name, env)):
         preset, plan, missing = run.preset, run.plan, run.missing
@@ -301,6 +300,4 @@ else:
         ui.page_link("unrolling", "Measure the missing variants on the Unrolling page", query=link_query)
 
 # the run's progress and outcome
-with ui.sidebar.run_area():  # in view wherever the page is scrolled (the Run buttons sit low on this page)
-    ui.jobs.panel(watch=P)
-    ui.sidebar.run_estimate()
+ui.runbar.progress(P)  # in the sidebar: in view wherever the page is scrolled (the Run buttons sit low here)

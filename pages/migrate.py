@@ -11,7 +11,6 @@ import sys
 import streamlit as st
 
 import ui
-from rnnlab.engine import api
 from rnnlab.present import migrate as MV
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
@@ -52,7 +51,7 @@ params = MV.preset_params(preset, cell, layers)
 records = env = None
 with ui.guard("Reading the stored results"):
     records = ui.records("migrate")
-    env = api.known_env(ui.store())
+    env = ui.runbar.known_env()
 if records is None:
     st.stop()
 checks, sel, s004 = ui.shared(records, MV.selection, records, params, env)  # once per records' version
@@ -88,9 +87,7 @@ for name, why in refused.items():
 for name, pressed in go.items():
     if pressed and ui.jobs.start(plans[name], watch=P):
         st.rerun()
-with ui.sidebar.run_area():  # in view wherever the page is scrolled
-    ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in plans.values()})
-    ui.sidebar.run_estimate()
+ui.runbar.progress(P, plans.values())  # in the sidebar: in view wherever the page is scrolled
 
 # -- the mapping ---------------------------------------------------------------------------------------------------
 st.header("TF1 constructs and their Keras 3 replacements", divider="gray")

@@ -8,7 +8,6 @@ executes it in a worker. The settings (pitfall, sizes, cell) live in the URL.
 import streamlit as st
 
 import ui
-from rnnlab.engine import api
 from rnnlab.present import pitfalls as PV
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
@@ -50,7 +49,7 @@ params = PV.preset_params(preset, cell)
 records = env = None
 with ui.guard("Reading the stored results"):
     records = ui.records("pitfalls")
-    env = api.known_env(ui.store())
+    env = ui.runbar.known_env()
 if records is None:
     st.stop()
 sel = ui.shared(records, PV.choose, records, params, env)  # once per records' version, for every session
@@ -89,9 +88,7 @@ for name, why in refused.items():
 for name, pressed in go.items():
     if pressed and ui.jobs.start(plans[name], watch=P):
         st.rerun()
-with ui.sidebar.run_area():  # in view wherever the page is scrolled
-    ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in plans.values()})
-    ui.sidebar.run_estimate()
+ui.runbar.progress(P, plans.values())  # in the sidebar: in view wherever the page is scrolled
 
 # -- the chosen pitfall --------------------------------------------------------------------------------------------
 st.header(ui.md_escape(spec["title"]), divider="gray")

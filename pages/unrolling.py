@@ -7,8 +7,6 @@ what this machine has not stored, in the background (progress and Cancel below t
 import streamlit as st
 
 import ui
-from rnnlab.engine import api
-from rnnlab.present import overview as O
 from rnnlab.present import unrolling as U
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
@@ -25,7 +23,7 @@ sync = ui.UrlSync(P, experiment="unroll", names=U.UNROLL_CONTROLS, defaults=SEED
 
 def _preset(name: str) -> None:  # on_click: runs before the script, so it may set the widgets
     values, variants = U.PRESETS[name]
-    sync.set_widgets(values, variants, {"ref": DEFAULT_REF if DEFAULT_REF in variants else variants[0]})
+    sync.set_widgets(values, variants, {"ref": U.reference_for(None, variants)})
 
 
 st.title("Static vs dynamic unrolling")
@@ -74,8 +72,8 @@ ref = st.session_state.get(P + "ref") or DEFAULT_REF
 if chosen and ref not in chosen:
     if sync.extra.get("ref") == ref and ref != DEFAULT_REF:
         st.warning(f"URL: reference {ui.md_escape(repr(ref))} is not among the chosen variants; using "
-                   f"{DEFAULT_REF if DEFAULT_REF in chosen else chosen[0]}", icon=":material/link_off:")
-    ref = DEFAULT_REF if DEFAULT_REF in chosen else chosen[0]
+                   f"{U.reference_for(None, chosen)}", icon=":material/link_off:")
+    ref = U.reference_for(None, chosen)
     st.session_state[P + "ref"] = ref
 sync.extra = {}
 sync.write(values, chosen, {"ref": ref})
@@ -86,7 +84,7 @@ if not chosen:
 
 plan = None
 with ui.guard("These settings cannot run"):
-    plan = api.plan("unroll", overrides=values, variants=chosen)
+    plan = ui.runbar.plan("unroll", overrides=values, variants=chosen)
 if plan is None:
     st.stop()
 sweep_plan, sweep_problem = U.sweep_plan(values, chosen)
@@ -94,7 +92,7 @@ sweep_plan, sweep_problem = U.sweep_plan(values, chosen)
 records = None
 with ui.guard("Reading the stored results"):
     records = ui.records("unroll")
-    env = api.known_env(ui.store(), values["device"])
+    env = ui.runbar.known_env(values["device"])
 if records is None:
     st.stop()
 sel = ui.shared(records, U.selection, records, plan, env)  # computed once per records and settings
@@ -102,34 +100,7 @@ point = sel.point
 
 # -- run -----------------------------------------------------------------------------------------------------------
 st.divider()
-busy = ui.jobs.manager().busy()
-refused = ui.jobs.refusal(plan)  # hosted mode: over the demo's caps, so not offered as a live button
-r1, r2, r3 = st.columns([3, 2, 4])
-if sel.missing:
-    n = len(sel.missing)
-    go = r1.button(f"Run: measure {n} variant{'s' if n != 1 else ''} not stored", type="primary",
-                   disabled=busy or bool(refused), key=P + "run", icon=":material/play_arrow:",
-                   help=ui.md_escape(refused) if refused else None)
-else:
-    r1.button("Run: everything is stored", disabled=True, key=P + "run", icon=":material/check:")
-    go = False
-no_again = refused or ui.jobs.fresh_refusal()  # hosted mode: stored results are read-only
-again = r2.button("Measure all again", disabled=busy or bool(no_again), key=P + "fresh", icon=":material/refresh:",
-                  help=ui.md_escape(no_again) if no_again else
-                  "ignore the stored results of this configuration and measure every chosen variant again")
-if refused:
-    r3.caption(ui.jobs.refused_caption(refused, plan))
-elif sel.missing:
-    r3.caption(f"Not stored for this environment: {', '.join(sel.missing)}. Each variant takes a fresh TensorFlow "
-               "process (about 10 s to start) plus its measurement.")
-else:
-    r3.caption(f"All {len(plan.variants)} chosen variants are stored: shown below.")
-if go or again:
-    if ui.jobs.start(plan, watch=P, fresh=bool(again)):
-        st.rerun()
-with ui.sidebar.run_area():  # in view wherever the page is scrolled
-    ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(p) for p in (plan, sweep_plan) if p is not None})
-    ui.sidebar.run_estimate()
+busy = ui.runbar.run_bar(plan, sel.missing, prefix=P, watch=P, settings="this configuration", also=(sweep_plan,))
 
 sweep_made = ui.shared(records, U.sweep_views, sel.sweep, point)
 
@@ -143,8 +114,7 @@ elif not shown:
     st.caption(f"Configuration: {U.describe(point)}.")
 else:
     options = [r.variant for r in shown]
-    if st.session_state.get(P + "ref") not in options:
-        st.session_state[P + "ref"] = DEFAULT_REF if DEFAULT_REF in options else options[0]
+    st.session_state[P + "ref"] = U.reference_for(st.session_state.get(P + "ref"), options)
     st.selectbox("ratios against", options, format_func=lambda v: f"{v}: {U.variant_label(v)}", key=P + "ref",
                  width=420, help="each ratio column divides the row's value by this variant's (>1: takes more); "
                                  "in brackets its interval, across rounds or from the timed steps' quartiles")
@@ -157,7 +127,7 @@ else:
     said = list(pv.said)
     if said:
         answer.markdown(ui.findings_md(said[:2], lead="**In short.**"))
-        rest = O.shared_opening(said)[1][2:]  # the machine was said with "In short"; each finding once
+        rest = U.more_said(said)  # the machine was said with "In short"; each finding once
         if rest:
             st.markdown(ui.findings_md(rest, lead="**More of what these numbers say** (the Overview's findings, "
                                                   "for this configuration)."))

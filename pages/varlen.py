@@ -10,7 +10,6 @@ show at once; Run measures what this machine has not stored, in the background.
 import streamlit as st
 
 import ui
-from rnnlab.engine import api
 from rnnlab.present import varlen as vv
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
@@ -44,7 +43,6 @@ SECTIONS = {
                  ("quick", "Quick (seconds)", "32 units, batch 32, 16 steps, lengths 4, 5 + 10 steps")),
                 vv.LABELS["seed003"]),
 }
-LABEL_TO_TAB = {s[0]: name for name, s in SECTIONS.items()}
 TAB_HELP = {
     "semantics": "One padded batch through static_rnn / dynamic_rnn with and without sequence_length and Keras 3 "
                  "layers with Masking, mask= or no mask: are the outputs past each row's length zero, is the state "
@@ -109,32 +107,14 @@ def _normalize(key: str) -> None:
         pass
 
 
-def _tab_changed() -> None:
-    """A tab click: the URL shows that tab with the settings it had (or its defaults on a first visit)."""
-    name = LABEL_TO_TAB[st.session_state[P + "tab"]]
-    st.session_state[P + "_url_tab"] = name
-    st.query_params.from_dict(st.session_state.get(P + "_q." + name) or {"tab": name})
-
-
 st.title("Variable-length sequences")
 st.caption("Padded batches in TensorFlow: what each implementation does with the padding, what the padding costs, "
            "and seed 003's static-vs-dynamic benchmark reproduced. Every variant runs in its own fresh "
            "TensorFlow process on the same weights and inputs.")
 
-# The tab named in the URL (a shared link, a page link); a URL without one asks for the first tab.
-query = st.query_params.to_dict()
-url_tab = query.get("tab") or ("semantics" if query else None)
-if url_tab is not None and url_tab != st.session_state.get(P + "_url_tab"):
-    st.session_state[P + "_url_tab"] = url_tab
-    if url_tab in SECTIONS:
-        st.session_state[P + "tab"] = SECTIONS[url_tab][0]
-    else:
-        st.warning(f"This link names an unknown tab {ui.md_escape(repr(url_tab))}; known: "
-                   f"{', '.join(SECTIONS)}. Showing the first.", icon=":material/link_off:")
-        st.session_state[P + "tab"] = SECTIONS["semantics"][0]
-
-tabs = st.tabs([s[0] for s in SECTIONS.values()], key=P + "tab", on_change=_tab_changed)
-open_name, open_tab = next(((n, t) for n, t in zip(SECTIONS, tabs) if t.open), ("semantics", tabs[0]))
+# The open tab and each tab's last settings live in the URL (a shared link, a page link).
+tab_state = ui.tabstate.TabState(P, {name: sec[0] for name, sec in SECTIONS.items()})
+open_name, open_tab = tab_state.open()
 
 
 def controls(sec: Section) -> tuple[dict, list[str]]:
@@ -177,13 +157,13 @@ def stored(sec: Section, values: dict, chosen: list[str]):
     """The plan of these settings, what is stored for it, and the Run buttons; None when it cannot run."""
     plan = None
     with ui.guard("These settings cannot run"):
-        plan = api.plan(sec.exp.name, overrides=values, variants=chosen)
+        plan = ui.runbar.plan(sec.exp.name, overrides=values, variants=chosen)
     if plan is None:
         return None
     records, env = None, None
     with ui.guard("Reading the stored results"):
         records = ui.records(sec.exp.name)
-        env = api.known_env(ui.store(), values["device"])
+        env = ui.runbar.known_env(values["device"])
     if records is None:
         return None
     sec.records = records
@@ -192,33 +172,8 @@ def stored(sec: Section, values: dict, chosen: list[str]):
         st.warning("device=gpu: TensorFlow sees no GPU where this app runs, so a run would fail. Stored or bundled "
                    "GPU results still show; choose auto or cpu to run.", icon=":material/memory:")
 
-    busy = ui.jobs.manager().busy()
-    refused = ui.jobs.refusal(plan)  # hosted mode: over the demo's caps, so not offered as a live button
-    why = ui.md_escape(refused) if refused else None
-    r1, r2, r3 = st.columns([3, 2, 4])
-    if sel.missing:
-        n = len(sel.missing)
-        go = r1.button(f"Run: measure {n} variant{'s' if n != 1 else ''} not stored", type="primary",
-                       disabled=busy or bool(refused), key=sec.prefix + "run", icon=":material/play_arrow:",
-                       help=why)
-        r3.caption(f"Not stored for this environment: {', '.join(sel.missing)}. Each variant takes a fresh "
-                   "TensorFlow process (about 10 s to start) plus its measurement.")
-    else:
-        r1.button("Run: everything is stored", disabled=True, key=sec.prefix + "run", icon=":material/check:")
-        r3.caption(f"All {len(plan.variants)} chosen variants are stored: shown below.")
-        go = False
-    no_again = refused or ui.jobs.fresh_refusal()  # hosted mode: stored results are read-only
-    again = r2.button("Measure all again", disabled=busy or bool(no_again), key=sec.prefix + "fresh",
-                      icon=":material/refresh:", help=ui.md_escape(no_again) if no_again else
-                      "ignore the stored results of these settings and measure every chosen variant again")
-    if refused:
-        st.caption(ui.jobs.refused_caption(refused, plan))
-    if go or again:
-        if ui.jobs.start(plan, watch=P, fresh=bool(again)):
-            st.rerun()
-    with ui.sidebar.run_area():  # in view wherever the page is scrolled
-        ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(plan)})
-        ui.sidebar.run_estimate()
+    busy = ui.runbar.run_bar(plan, sel.missing, prefix=sec.prefix, watch=P, settings="these settings",
+                             refused_below=True)
     shown = sel.records
     if not shown:
         if busy:
@@ -261,7 +216,7 @@ with open_tab:
     if not lengths_ok(sec, values):
         st.stop()
     sec.sync.write(values, chosen, {"tab": open_name})
-    st.session_state[P + "_q." + open_name] = st.query_params.to_dict()
+    tab_state.remember(open_name)
     if not chosen:
         st.info("Pick at least one variant.", icon=":material/info:")
         st.stop()

@@ -6,16 +6,17 @@ A page is a short script in ``pages/`` registered in ``ui/nav.py``; it starts wi
 - ``ui.records(experiment)``: this machine's records plus bundled ones (and, hosted, this session's uploads);
   ``ui.store()``;
 - ``ui.UrlSync``: the page's widgets mirrored in the URL (bad values: a warning, then the default);
-- ``ui.jobs.start(plan, watch=...)`` / ``ui.jobs.panel(watch=..., mine=...)``: background runs, progress, Cancel,
-  shown ``with ui.sidebar.run_area():`` (the top of the sidebar, in view however far the page is scrolled) with
-  ``ui.sidebar.run_estimate()`` under it;
+- ``ui.runbar.run_bar(plan, missing, ...)``: Run / Measure all again for one plan, started in the background
+  (``ui.jobs.start``), its progress, Cancel and estimate at the top of the sidebar (``ui.runbar.progress``, for pages
+  with buttons of their own); ``ui.runbar.plan`` / ``ui.runbar.known_env``: what a run here would be;
+- ``ui.tabstate.TabState``: tabs whose open one and each one's last settings live in the URL;
 - ``ui.table(view)`` / ``ui.frame_table(frame)``: a table whose columns fit the page (``fit_config``), missing
   values as ``ui.MISSING``; ``ui.comparison_tables(view)``; ``ui.findings_md(lines)``; ``ui.panels_to(chart, px)``;
 - ``ui.downloads.buttons(report, key=...)``, ``ui.page_link(url_path, label, query=...)``,
   ``ui.how_to_get(cli, page=...)``.
 """
 
-from . import downloads, jobs, nav, sidebar, uploads  # noqa: F401
+from . import downloads, jobs, nav, runbar, sidebar, tabstate, uploads  # noqa: F401
 from .common import (MISSING, anchor, comparison_frame, comparison_tables, findings_md, fit_config,  # noqa: F401
                      chart, frame_table, guard, how_to_get, md_escape, page_link, panels_to, records, shared, store,
                      table)

@@ -4,11 +4,15 @@
 - the differences a check or the converter measured, against the one tolerance (``rnnlab.core.rules.ATOL``);
 - seed 004's construct as the ``seed004_construct`` worker saw it;
 - an uploaded TF1 checkpoint: the file names checked before anything runs (:func:`check_upload`), the command that
-  converts it in another process (:func:`convert_argv`) and its answer read back (:func:`parse_convert_output`);
+  converts it in another process (:func:`convert_argv`) and its answer read back (:func:`parse_convert_output`):
+  ``rnnlab.engine.convert``'s, named here for the page;
 - the cuDNN question on the user's settings (:func:`cudnn_question`, Keras 3's rules from ``rnnlab.tf.cudnn``) and
   the unrolling page's configuration that measures the cost of seed 004's construct against the layer that replaces
   it (:func:`cost_query`, :func:`cost_table`);
 - :func:`report`: the page's tables for every configuration stored (``python -m rnnlab export --experiment migrate``).
+
+Seed 004's sections and the cuDNN question are ``migrate_seed004``'s, the presets and plans ``migrate_common``'s;
+this module holds the mapping and its live checks and names the rest.
 
 Which record stands for a check is ``rnnlab.judge.select``'s choice, where it ran is ``select``'s wording ("here" only
 for this machine's records), and commands come from ``Plan.command()``.
@@ -16,88 +20,29 @@ for this machine's records), and commands come from ``Plan.command()``.
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import tempfile
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from rnnlab import experiments
-from rnnlab.core import envinfo, format as fmt
-from rnnlab.core.errors import RnnlabError
+from rnnlab.core import format as fmt
 from rnnlab.core.record import Record, canonical_json, utc_now
 from rnnlab.core.rules import ATOL
 from rnnlab.core.views import Report, TableView, to_frame  # noqa: F401  (to_frame: the page's frames)
-from rnnlab.engine import api, runner
-from rnnlab.experiments.pitfalls import error_summary
+# the upload's check and the converter's process are the engine's; named here for the page and the tests
+from rnnlab.engine.convert import (CONVERT_TIMEOUT_S, MAX_UPLOAD_MB, UploadCheck, check_upload,  # noqa: F401
+                                   convert_argv, convert_upload, crash_line, parse_convert_output)
 from rnnlab.judge import select
-from rnnlab.judge.select import provenance, source_note
-from rnnlab.tf import cudnn, mapping
+from rnnlab.judge.select import provenance
+from rnnlab.present.migrate_common import (CELLS, CHECK_VARIANTS, EXP, PRESETS, ROWS, SIZES, SUMMARY,  # noqa: F401
+                                           _short_params, cli_command, fingerprint, plan, plans, preset_params,
+                                           seen_on, where)
+from rnnlab.present.migrate_seed004 import (CPU_PATH, CUDNN_DEFAULTS, CUDNN_OPTIONS, LAYERS, SEED004_CONFIG,  # noqa: F401
+                                            RULE_SOURCES, SCENARIOS, cost_intro, cost_point, cost_query,
+                                            cost_table, cudnn_question, gpu_here, keras_code, keras_version,
+                                            seed004_findings, seed004_heading, seed004_table)
+from rnnlab.tf import mapping
 from rnnlab.present.pages import Page
 
 PAGE = Page("migrate", "Migrate TF1 to Keras", ":material/swap_horiz:", order=4, about="TF1 to Keras 3 mapping")
-
-EXP = "migrate"
-PRESETS = ("quick", "seed")
-SIZES = ("units", "batch", "seq_len", "input_dim", "lengths")  # what a preset sets; cell and layers are chosen
-CHECK_VARIANTS = tuple(f"check_{r.check}" for r in mapping.ROWS if r.check)
-ROWS = {r.variant: r for r in mapping.ROWS if r.variant}  # variant -> mapping row, in the mapping's order
-SUMMARY = experiments.get(EXP).summary
-CELLS = tuple(experiments.get(EXP).params["cell"].choices)
-
-
-def preset_params(preset: str, cell: str, layers: int) -> dict:
-    if preset not in PRESETS:
-        raise RnnlabError(f"preset={preset!r}: expected one of {', '.join(PRESETS)}")
-    exp = experiments.get(EXP)
-    sizes = {k: v for k, v in exp.presets[preset].items() if k in SIZES}
-    return exp.params.fill({**sizes, "cell": cell, "layers": layers})
-
-
-def plan(preset: str, cell: str, layers: int, variants: Sequence[str]) -> api.Plan:
-    return api.plan(EXP, preset=preset, overrides=preset_params(preset, cell, layers), variants=list(variants))
-
-
-def plans(preset: str, cell: str, layers: int) -> dict[str, api.Plan]:
-    """The page's runs: the live checks, the converter demo, seed 004's construct."""
-    return {"checks": plan(preset, cell, layers, CHECK_VARIANTS),
-            "demo": plan(preset, cell, layers, ["convert_verify"]),
-            "seed004": plan(preset, cell, layers, ["seed004_construct"])}
-
-
-def cli_command(preset: str, cell: str, layers: int, variants: Sequence[str]) -> str:
-    """The same run from a terminal (``Plan.command()``)."""
-    return plan(preset, cell, layers, variants).command()
-
-
-def fingerprint(env: Mapping[str, Any] | None) -> dict | None:
-    """This environment's fingerprint from ``api.known_env`` (None: unknown, any record of this store counts)."""
-    return envinfo.fingerprint(dict(env)) if env else None
-
-
-def where(recs: Sequence[Record]) -> str:
-    """"here" for this machine's records, else whose: "(bundled from <machine>)" (``select.origin``)."""
-    recs = [r for r in recs if r is not None]
-    if not recs or select.is_here(recs):
-        return "here"
-    return f"({'; '.join(dict.fromkeys(select.origin(r) for r in recs))})"
-
-
-def seen_on(recs: Sequence[Record]) -> str:
-    if not recs:
-        return ""
-    tfs = sorted({str(r.env.get("tf")) for r in recs})
-    keras = sorted({str(r.env.get("keras")) for r in recs if r.env.get("keras")})
-    dates = sorted({r.created_at[:10] for r in recs})
-    return (f"TensorFlow {'/'.join(tfs)}" + (f", Keras {'/'.join(keras)}" if keras else "")
-            + f"; {source_note(recs)}, {' to '.join([dates[0], dates[-1]] if len(dates) > 1 else dates)}")
-
-
-def _short_params(p: Mapping[str, Any]) -> str:
-    return fmt.fmt_params({k: p[k] for k in ("cell", "layers", "units", "batch", "seq_len", "input_dim")
-                           if k in p})
-
 
 # ----------------------------------------------------------------------------------------------- live checks
 
@@ -256,292 +201,6 @@ def describe_spec(spec: Mapping[str, Any]) -> str:
             f"'{spec.get('scope') or ''}', units {'/'.join(map(str, units))}, input features {spec.get('input_dim')}")
 
 
-# ----------------------------------------------------------------------------------------------- seed 004
-
-SCENARIOS = {
-    "keras3_RNN_of_tf1_LSTMCell": "keras.layers.RNN(TF1 LSTMCell)(x), eager",
-    "keras3_RNN_of_tf1_LSTMCell_functional": "The same in a functional keras.Model",
-    "keras3_RNN_of_tf1_LSTMCell_initial_state": "The same with initial_state given",
-    "seed_verbatim_default_env": "The seed's imports (tf.keras), default install",
-    "seed_verbatim_legacy_env": "The seed's imports (tf.keras), TF_USE_LEGACY_KERAS=1",
-}
-
-
-def _rnn_class(name: str, s: Mapping[str, Any]) -> str:
-    if name.startswith("keras3_"):
-        return "keras.layers.RNN: Keras 3"
-    module = str((s.get("notes") or {}).get("RNN") or (s.get("versions") or {}).get("tf.keras.layers.RNN") or "")
-    return ("tf.keras.layers.RNN: " + ("Keras 3" if module.startswith("keras.") else
-                                       "Keras 2 (tf_keras)" if module.startswith("tf_keras") else module or "?"))
-
-
-def seed004_findings(rec: Record) -> list[str]:
-    """The construct's outcomes, one plain-text sentence per scenario (errors by their informative line; the
-    record holds them verbatim)."""
-    scen = (rec.details or {}).get("scenarios") or {}
-    out = []
-    for name, s in scen.items():
-        label = SCENARIOS.get(name, name)
-        if s.get("result") == "ok":
-            notes = s.get("notes") or {}
-            extra = ""
-            if "keras3_layer_trainable_weights" in notes:
-                extra = (f": it runs, but the Keras 3 layer has {notes['keras3_layer_trainable_weights']} trainable "
-                         f"weights (the cell's {', '.join(notes.get('tf1_cell_weights') or [])} are invisible to it: "
-                         "an optimizer never updates them)")
-            elif notes.get("keras"):
-                loops = ", ".join(notes.get("loop_ops") or []) or "no loop op"
-                cud = ", ".join(notes.get("cudnn_ops") or []) or "no cuDNN op"
-                extra = f": it runs, in {notes['keras']}, as a generic {loops} loop ({cud})"
-            out.append(f"{label}{extra or ': runs'}.")
-        elif s.get("result") == "error":
-            out.append(f"{label}: fails at '{s.get('failed_at')}' with {s.get('error_type')}: "
-                       f"{error_summary(s.get('error'))}")
-        else:
-            out.append(f"{label}: {s.get('result')}.")
-    return out
-
-
-def seed004_heading(rec: Record | None) -> str:
-    """"Seed 004's construct, run here" for this machine's record (or none yet), else whose machine ran it."""
-    w = where([rec] if rec is not None else [])
-    return "Seed 004's construct, run here" if w == "here" else f"Seed 004's construct {w}"
-
-
-def seed004_table(rec: Record) -> TableView:
-    scen = (rec.details or {}).get("scenarios") or {}
-    rows, raw = [], []
-    for name, s in scen.items():
-        err = f"{s.get('error_type')}: {error_summary(s.get('error'))}" if s.get("error_type") else ""
-        rows.append((SCENARIOS.get(name, name), "1" if s.get("TF_USE_LEGACY_KERAS") else "unset",
-                     _rnn_class(name, s), str(s.get("result")), str(s.get("failed_at") or ""), err))
-        raw.append((name, s.get("TF_USE_LEGACY_KERAS"), _rnn_class(name, s), s.get("result"), s.get("failed_at"),
-                    err))
-    return TableView(title=f"{seed004_heading(rec)} ({_short_params(rec.params)})", caption=seen_on([rec]),
-                     columns=("what ran", "TF_USE_LEGACY_KERAS", "RNN layer", "result", "failed at", "error"),
-                     rows=tuple(rows), raw=tuple(raw), provenance=provenance([rec]))
-
-
-# ----------------------------------------------------------------------------------------------- cuDNN question
-
-# widget choice -> (layer for cudnn.cudnn_eligibility, extra settings, cell of the unroll experiment)
-LAYERS: dict[str, tuple[str, dict, str]] = {
-    "LSTM": ("LSTM", {}, "lstm"),
-    "GRU": ("GRU", {}, "gru"),
-    "SimpleRNN": ("SimpleRNN", {}, "rnn"),
-    "RNN(LSTMCell)": ("RNN", {"cell": "keras.layers.LSTMCell(n)"}, "lstm"),
-    "RNN(tf.compat.v1 LSTMCell) (seed 004)": ("RNN", {"cell": "tf.compat.v1.nn.rnn_cell.LSTMCell(n)"}, "lstm"),
-}
-# setting -> options as text (the first is Keras's default); the URL holds the text
-CUDNN_OPTIONS: dict[str, tuple[str, ...]] = {
-    "keras_layer": tuple(LAYERS),
-    "activation": ("tanh", "relu", "sigmoid", "linear"),
-    "recurrent_activation": ("sigmoid", "hard_sigmoid", "tanh"),
-    "recurrent_dropout": ("0", "0.1", "0.2", "0.5"),
-    "unroll": ("False", "True"),
-    "use_bias": ("True", "False"),
-    "reset_after": ("True", "False"),
-    "mask": ("none", "right_padded", "not_right_padded", "fully_masked_row"),
-    "use_cudnn": ("auto", "True", "False"),
-    "gpu": ("True", "False"),
-}
-CUDNN_DEFAULTS = {k: v[0] for k, v in CUDNN_OPTIONS.items()}
-
-
-def _b(text: str) -> bool:
-    return text == "True"
-
-
-def cudnn_question(choice: Mapping[str, str]) -> dict:
-    """The widgets' text values -> ``cudnn.explain`` (eligible, reasons, path, notes) for that layer and settings."""
-    bad = [k for k, v in choice.items() if k in CUDNN_OPTIONS and v not in CUDNN_OPTIONS[k]]
-    if bad:
-        raise RnnlabError("; ".join(f"{k}={choice[k]!r}: expected one of {', '.join(CUDNN_OPTIONS[k])}" for k in bad))
-    c = {**CUDNN_DEFAULTS, **choice}
-    layer, extra, _ = LAYERS[c["keras_layer"]]
-    settings: dict[str, Any] = dict(extra)
-    if layer in ("LSTM", "GRU"):
-        settings.update(activation=c["activation"], recurrent_activation=c["recurrent_activation"],
-                        recurrent_dropout=float(c["recurrent_dropout"]), unroll=_b(c["unroll"]),
-                        use_bias=_b(c["use_bias"]), mask=c["mask"])
-        if layer == "GRU":
-            settings["reset_after"] = _b(c["reset_after"])
-    uc = c["use_cudnn"]
-    settings["use_cudnn"] = "auto" if uc == "auto" else _b(uc)
-    settings["gpu"] = _b(c["gpu"])
-    res = cudnn.explain(layer, **settings)
-    res["settings"] = settings
-    res["notes"] = [fmt.sentence_start(n) for n in res.get("notes") or []]  # each note a caption of its own
-    return res
-
-
-def keras_code(choice: Mapping[str, str]) -> str:
-    """The layer as Keras 3 code, with the arguments that differ from the defaults."""
-    c = {**CUDNN_DEFAULTS, **choice}
-    layer, extra, _ = LAYERS[c["keras_layer"]]
-    if layer == "RNN":
-        return f"keras.layers.RNN({extra['cell']}, return_sequences=True)"
-    args = ["units", "return_sequences=True"]
-    if layer in ("LSTM", "GRU"):
-        for k in ("activation", "recurrent_activation", "recurrent_dropout", "unroll", "use_bias") + \
-                (("reset_after",) if layer == "GRU" else ()):
-            if c[k] != CUDNN_DEFAULTS[k]:
-                args.append(f"{k}={c[k]!r}" if k.endswith("activation") else f"{k}={c[k]}")
-    if c["use_cudnn"] != "auto":
-        args.append(f"use_cudnn={c['use_cudnn']}")
-    call = "(x, mask=mask)" if layer in ("LSTM", "GRU") and c["mask"] != "none" else "(x)"
-    return f"keras.layers.{layer}({', '.join(args)}){call}"
-
-
-# seed 004: LSTMCell(32) over MNIST rows (28 steps of 28 features), batch 32
-SEED004_CONFIG = {"layers": 1, "units": 32, "batch": 32, "seq_len": 28, "input_dim": 28, "dtype": "float32"}
-
-
-def cost_point(choice: Mapping[str, str]) -> tuple[dict, list[str], str]:
-    """The unrolling experiment's params at seed 004's sizes for the chosen layer, the variants that compare the
-    seed's construct (``keras_cell``: RNN(Cell), the generic loop) with the chosen layer (``keras`` or
-    ``keras_unroll``), and the reference."""
-    c = {**CUDNN_DEFAULTS, **choice}
-    _, _, cell = LAYERS[c["keras_layer"]]
-    after = "keras_unroll" if _b(c["unroll"]) else "keras"
-    exp = experiments.get("unroll")
-    return exp.params.fill({**SEED004_CONFIG, "cell": cell}), ["keras", "keras_unroll", "keras_cell"] if \
-        after == "keras_unroll" else ["keras", "keras_cell"], "keras_cell"
-
-
-def cost_query(choice: Mapping[str, str]) -> dict[str, str]:
-    """The unrolling page's query for :func:`cost_point`."""
-    from rnnlab.judge.findings import unroll_query
-
-    point, variants, ref = cost_point(choice)
-    return unroll_query(point, variants, ref=ref)
-
-
-# ----------------------------------------------------------------------------------------------- upload
-
-MAX_UPLOAD_MB = 50
-_TABLE_MAGIC = bytes.fromhex("57fb808b247547db")  # the last 8 bytes of every TF checkpoint .index (an SSTable)
-_DATA = re.compile(r"^(?P<prefix>.+)\.data-(?P<i>\d{5})-of-(?P<n>\d{5})$")
-_SAFE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
-_LAYOUT = "a TF1 checkpoint is PREFIX.index plus PREFIX.data-00000-of-00001 (or several shards), and optionally " \
-          "the `checkpoint` file"
-
-
-@dataclass(frozen=True)
-class UploadCheck:
-    prefix: str  # e.g. "model.ckpt-1000"
-    write: tuple[str, ...]  # the files to put in the temporary directory (the .index and the .data shards)
-    ignored: tuple[str, ...]  # accepted but not needed (`checkpoint`, PREFIX.meta)
-    total_bytes: int
-
-
-def check_upload(files: Sequence[tuple[str, bytes]], *, max_mb: float = MAX_UPLOAD_MB) -> UploadCheck:
-    """Refuse, with a message that says what to upload, anything that is not one consistent TF1 checkpoint.
-
-    ``files``: (name, content) pairs as uploaded. Checks names (one prefix; every shard of one count; nothing
-    else), the total size, empty files, and the .index file's table magic number. The content of the weights is
-    read by the converter (in its own process), which refuses what it cannot read.
-    """
-    if not files:
-        raise RnnlabError(f"no files: {_LAYOUT}")
-    names = [n for n, _ in files]
-    dups = sorted({n for n in names if names.count(n) > 1})
-    if dups:
-        raise RnnlabError(f"{', '.join(dups)} uploaded twice")
-    total = sum(len(b) for _, b in files)
-    if total > max_mb * 2**20:
-        raise RnnlabError(f"{total / 2**20:.1f} MB in total; the limit here is {max_mb:g} MB (convert larger "
-                          "checkpoints with `python -m rnnlab convert PREFIX --out model.keras`)")
-    for n in names:
-        if not _SAFE.match(n) or ".." in n:
-            raise RnnlabError(f"{n!r}: not a checkpoint file name (letters, digits, '.', '_' and '-' only)")
-    index = [n for n in names if n.endswith(".index")]
-    if not index:
-        raise RnnlabError(f"no .index file among {', '.join(names)}: {_LAYOUT}")
-    if len(index) > 1:
-        raise RnnlabError(f"several .index files ({', '.join(index)}): upload one checkpoint at a time")
-    prefix = index[0][: -len(".index")]
-    shards: dict[int, int] = {}
-    ignored = []
-    for n in names:
-        if n == index[0]:
-            continue
-        if n in ("checkpoint", prefix + ".meta"):
-            ignored.append(n)
-            continue
-        m = _DATA.match(n)
-        if m is None:
-            raise RnnlabError(f"{n}: not a file of checkpoint {prefix!r} ({_LAYOUT})")
-        if m["prefix"] != prefix:
-            raise RnnlabError(f"{n} belongs to checkpoint {m['prefix']!r}, the .index to {prefix!r}: upload the "
-                              "files of one checkpoint")
-        shards[int(m["i"])] = int(m["n"])
-    if not shards:
-        index_bytes = dict(files)[index[0]]
-        if index_bytes and not index_bytes.endswith(_TABLE_MAGIC):  # a lone junk file: say that first
-            raise RnnlabError(f"{index[0]} is not a TensorFlow checkpoint index (it does not end with the table "
-                              f"magic number), and {prefix}.data-00000-of-00001 is missing too: upload the .index "
-                              "and .data files written by tf.compat.v1.train.Saver")
-        raise RnnlabError(f"{prefix}.data-00000-of-00001 is missing: the .index only lists the variables, their "
-                          "values are in the .data file(s)")
-    counts = sorted(set(shards.values()))
-    if len(counts) > 1:
-        raise RnnlabError(f"the .data files of {prefix!r} disagree on the number of shards "
-                          f"({', '.join(map(str, counts))})")
-    n = counts[0]
-    missing = [i for i in range(n) if i not in shards]
-    extra = [i for i in shards if i >= n]
-    if n < 1 or extra:
-        raise RnnlabError(f"{prefix}.data-*: shard numbers {', '.join(map(str, sorted(shards)))} do not fit "
-                          f"'-of-{n:05d}'")
-    if missing:
-        raise RnnlabError("missing shard(s): " + ", ".join(f"{prefix}.data-{i:05d}-of-{n:05d}" for i in missing))
-    content = dict(files)
-    for name in [index[0]] + sorted(k for k in content if _DATA.match(k)):
-        if not content[name]:
-            raise RnnlabError(f"{name} is empty")
-    if not content[index[0]].endswith(_TABLE_MAGIC):
-        raise RnnlabError(f"{index[0]} is not a TensorFlow checkpoint index (it does not end with the table magic "
-                          "number); upload the .index file written by tf.compat.v1.train.Saver")
-    write = (index[0],) + tuple(f"{prefix}.data-{i:05d}-of-{n:05d}" for i in range(n))
-    return UploadCheck(prefix=prefix, write=write, ignored=tuple(ignored), total_bytes=total)
-
-
-def convert_argv(python: str, prefix_path: str, out_path: str, *, cell: str | None = None,
-                 forget_bias: float = 1.0, scope: str | None = None) -> list[str]:
-    """``python -m rnnlab convert PREFIX --out OUT --json`` with the user's options."""
-    argv = [python, "-m", "rnnlab", "convert", prefix_path, "--out", out_path, "--json",
-            "--forget-bias", repr(float(forget_bias))]
-    if cell:
-        argv += ["--cell", cell]
-    if scope:
-        argv += ["--scope", scope]
-    return argv
-
-
-def parse_convert_output(returncode: int, stdout: str, stderr: str, *, hide: str = "") -> dict:
-    """The command's JSON answer (exit 0: verified, 1: converted but not within ATOL); its one-line error as an
-    ``RnnlabError`` (exit 2); anything else (a crash) as an ``RnnlabError`` with the end of stderr. ``hide``: a
-    temporary directory to strip from messages."""
-    def clean(text: str) -> str:
-        return text.replace(hide.rstrip("/") + "/", "").replace(hide, "") if hide else text
-
-    if returncode == 2:
-        line = next((ln for ln in reversed(stderr.splitlines()) if ln.startswith("rnnlab: error:")), None)
-        if line:
-            raise RnnlabError(clean(line[len("rnnlab: error:"):].strip()))
-    if returncode in (0, 1):
-        text = stdout.strip()
-        start = text.find("{\n") if not text.startswith("{") else 0
-        try:
-            res = json.loads(text[start:]) if start >= 0 else None
-        except json.JSONDecodeError:
-            res = None
-        if isinstance(res, dict) and "verification" in res:
-            return res
-    raise RnnlabError(clean(f"the converter stopped with exit code {returncode}: "
-                            f"{crash_line(stderr)[-300:] or 'no message'}"))
-
 
 def convert_diffs(res: Mapping[str, Any]) -> TableView:
     """The converter's verification (TF1 graph vs the written .keras file), one row per case and tensor."""
@@ -568,83 +227,6 @@ def selection(records: Sequence[Record], params: Mapping[str, Any], env: Mapping
     s004 = live(records, params, ["seed004_construct"], fingerprint=fp)["seed004_construct"].record
     return checks, sel, s004
 
-
-CPU_PATH = cudnn.CPU_PATH.removeprefix("CPU: ")  # the generic loop Keras 3 runs without a GPU
-RULE_SOURCES = cudnn.SOURCES
-
-
-def gpu_here() -> bool:
-    """Whether this machine may have a GPU (an NVIDIA device node; no TensorFlow imported)."""
-    return bool(envinfo.static_env()["gpu_hint"])
-
-
-def keras_version() -> str:
-    return str(envinfo.static_env().get("keras") or "3")
-
-
-def cost_intro(choice: Mapping[str, str]) -> str:
-    """What the cost table compares, in words (Markdown)."""
-    point, variants, _ = cost_point(choice)
-    return (f"At seed 004's sizes ({fmt.fmt_params(point)}): before, `keras_cell` = `keras.layers.RNN(LSTMCell)`, "
-            "the generic loop the seed's construct amounts to under Keras 3; after, the layer chosen above "
-            f"(`{'keras_unroll' if 'keras_unroll' in variants else 'keras'}`). Ratios against before.")
-
-
-def cost_table(unroll_records: Sequence[Record], choice: Mapping[str, str],
-               env: Mapping[str, Any] | None = None) -> TableView | None:
-    """The unrolling experiment's records at :func:`cost_point` as a comparison (None: not measured yet)."""
-    from rnnlab.present import tables
-
-    point, variants, ref = cost_point(choice)
-    shown = list(select.pick(unroll_records, point, variants, fingerprint=fingerprint(env),
-                             experiment="unroll").shown.values())
-    if not shown:
-        return None
-    # the page shows it as it is (ui.comparison_frame): the ratio cells carry their intervals, no raw bound columns
-    return tables.without_bounds(tables.comparison(
-        shown, reference=ref, title="seed 004's construct vs its replacement",
-        metrics=("fwd_ms", "train_ms", "build_s", "first_call_s", "peak_mem_mb")))
-
-
-CONVERT_TIMEOUT_S = 240
-_EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b(: .*)?$")
-
-
-def crash_line(stderr: str) -> str:
-    """One line a reader can use from a crashed process's stderr: its exception (``ValueError: ...``), else its
-    last line that is no part of a traceback; never the traceback itself."""
-    lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
-    exc = next((ln for ln in reversed(lines) if _EXC_LINE.match(ln)), None)
-    if exc:
-        return exc
-    plain = [ln for ln in lines if not ln.startswith(("Traceback ", "File \"", "^", "~")) and not ln.startswith("  ")]
-    return plain[-1] if plain else ""
-
-
-def convert_upload(files: Sequence[tuple[str, bytes]], *, python: str, root: str, cell: str | None = None,
-                   forget_bias: float = 1.0, scope: str | None = None, timeout_s: float = CONVERT_TIMEOUT_S,
-                   mem_limit_mb: float | None = None) -> dict:
-    """Check uploaded files (:func:`check_upload`), write them to a temporary directory and convert them with
-    ``python -m rnnlab convert`` in a subprocess (TensorFlow starts there, never in the app). Returns ``{"res": the
-    command's JSON, "keras": the file's bytes, "name", "ignored"}``; RnnlabError for anything the user can fix, and
-    for a conversion over ``timeout_s`` or ``mem_limit_mb`` (its RSS, children included; the process is killed)."""
-    chk = check_upload(files)
-    content = dict(files)
-    with tempfile.TemporaryDirectory(prefix="rnnlab-upload-") as tmp:
-        for name in chk.write:
-            with open(os.path.join(tmp, name), "wb") as fh:
-                fh.write(content[name])
-        out = os.path.join(tmp, "model.keras")
-        argv = convert_argv(python, os.path.join(tmp, chk.prefix), out, cell=cell, forget_bias=forget_bias,
-                            scope=scope)
-        environ = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
-                   "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)}
-        returncode, stdout, stderr = runner.run_limited(argv, cwd=root, env=environ, timeout_s=timeout_s,
-                                                 mem_limit_mb=mem_limit_mb, what="the conversion")
-        res = parse_convert_output(returncode, stdout, stderr, hide=tmp)
-        with open(out, "rb") as fh:
-            data = fh.read()
-    return {"res": res, "keras": data, "name": f"{chk.prefix}.keras", "ignored": chk.ignored}
 
 
 # ----------------------------------------------------------------------------------------------- export
@@ -695,6 +277,7 @@ def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, 
     questions do not change the mapping) as a Report: the mapping with its live checks, the checks' headlines as
     takeaways. ``python -m rnnlab export --view migrate?...``; bad settings raise ``RnnlabError``."""
     from rnnlab.core import urlstate
+    from rnnlab import experiments
     from rnnlab.present.deck import known, refused
 
     known(query, ("cell", "layers", "preset", "variants", *CUDNN_OPTIONS), "migrate")

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from rnnlab import experiments
-from rnnlab.core import format as fmt
 from rnnlab.core import wording
 from rnnlab.core.wording import shared_opening  # noqa: F401 (pages and ui ask the page's module)
 from rnnlab.core.record import Record

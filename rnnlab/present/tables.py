@@ -158,31 +158,43 @@ def comparison(records: Sequence[Record], *, reference: str = "tf1_dynamic",
                     + ([chk] if flagged else []) + [r.error or ""])
         raw.append(names + vals + rats + bounds + ([chk or None] if flagged else []) + [r.error])
     p = recs[0].params if recs else {}
+    return TableView(
+        title=title or f"{recs[0].experiment if recs else ''}: {fmt.fmt_params(p)}",
+        caption=_comparison_caption(recs, present, _ratio_note(reference, ratios, mixed, ivs, spread), checks),
+        columns=tuple(columns), rows=tuple(map(tuple, rows)), raw=tuple(map(tuple, raw)),
+        provenance=provenance(recs))
+
+
+def _ratio_note(reference: str, ratios: Sequence, mixed: bool, ivs: Sequence[Sequence[Interval | None]],
+                spread: Sequence[int]) -> str:
+    """What a comparison's ratios are against, and where their intervals come from."""
     if not ratios:
-        ratio_note = ""
-    elif mixed:
-        ratio_note = f"ratios against {reference} measured on the same machine (– where that machine has none)"
+        return ""
+    if mixed:
+        note = f"ratios against {reference} measured on the same machine (– where that machine has none)"
     else:
-        ratio_note = f"ratios against {reference}"
-    if ratio_note and spread:
+        note = f"ratios against {reference}"
+    if spread:
         flat = [row[j] for row in ivs for j in spread]
-        ratio_note += ", in brackets " + _how(flat)
+        note += ", in brackets " + _how(flat)
         hows = [w for how, w in (("paired", "window-by-window"), ("rounds", "round-by-round"))
                 if any(iv is not None and iv.how == how for iv in flat)]
         if hows:
-            ratio_note += (f"; a ratio is the median of the {' or '.join(hows)} ratios, so it can differ from the "
-                           "ratio of the two medians beside it")
+            note += (f"; a ratio is the median of the {' or '.join(hows)} ratios, so it can differ from the "
+                     "ratio of the two medians beside it")
+    return note
+
+
+def _comparison_caption(recs: Sequence[Record], present: Sequence[str], ratio_note: str,
+                        checks: Sequence[str]) -> str:
+    p = recs[0].params if recs else {}
     n_flag = sum(bool(c) for c in checks)
-    return TableView(
-        title=title or f"{recs[0].experiment if recs else ''}: {fmt.fmt_params(p)}",
-        caption="; ".join(x for x in (
-            fmt.fmt_params(p),
-            f"median of {p['repeats']} steps after {p.get('warmup', 0)} warm-up" if "repeats" in p else "",
-            _rounds_note(recs), ratio_note, _noise_note(recs, present),
-            f"{n_flag} row{'s' if n_flag != 1 else ''} with figures that cannot be true (see {CHECK})" if n_flag
-            else "", busy(recs), source_note(recs)) if x),
-        columns=tuple(columns), rows=tuple(map(tuple, rows)), raw=tuple(map(tuple, raw)),
-        provenance=provenance(recs))
+    return "; ".join(x for x in (
+        fmt.fmt_params(p),
+        f"median of {p['repeats']} steps after {p.get('warmup', 0)} warm-up" if "repeats" in p else "",
+        _rounds_note(recs), ratio_note, _noise_note(recs, present),
+        f"{n_flag} row{'s' if n_flag != 1 else ''} with figures that cannot be true (see {CHECK})" if n_flag
+        else "", busy(recs), source_note(recs)) if x)
 
 
 def _how(ivs: Sequence[Interval | None]) -> str:

@@ -215,6 +215,14 @@ class PageView:
     report: Report | None  # the download: table, charts, sweep charts and the findings as takeaways
 
 
+def more_said(said: Sequence[str]) -> list[str]:
+    """The findings after the page's first two ("In short"), without the machine they share, said there already
+    (``overview.shared_opening``): each fact once."""
+    from rnnlab.present.overview import shared_opening
+
+    return shared_opening(said)[1][2:]
+
+
 def reference_for(ref: str | None, variants: Sequence[str]) -> str:
     """The reference the page uses: ``ref`` when it is among ``variants``, else tf1_dynamic, else the first."""
     if ref in variants:
