@@ -101,6 +101,17 @@ def fmt_seconds(s: float) -> str:
     return f"{s:.1f} s" if s < 120 else f"{s / 60:.1f} min"
 
 
+def fmt_left(expected_s: float | None, elapsed_s: float) -> str:
+    """The time a run has left by its estimate: "about 40 s left", "about 3.5 min left"; "taking longer than
+    estimated" once past it (never a negative time); "" without an estimate. An estimate is rough: whole seconds."""
+    if expected_s is None:
+        return ""
+    left = expected_s - elapsed_s
+    if left <= 0:
+        return "taking longer than estimated"
+    return f"about {max(1, round(left))} s left" if left < 120 else f"about {left / 60:.1f} min left"
+
+
 def fmt_params(params: dict, names: tuple[str, ...] = ("cell", "layers", "units", "batch", "seq_len",
                                                        "input_dim", "dtype", "lengths")) -> str:
     """``cell=rnn, 3x128, batch 32, 100 steps, 64 in, float32``: a configuration in a caption."""
