@@ -68,6 +68,39 @@ def wrap(line: str, width: int | None, indent: str | None = None) -> list[str]:
                          drop_whitespace=True) or [line[:width]]
 
 
+_PHRASE = re.compile(r"(?<=[:;,·]) | (?=\()")  # where a heading may break: after ": " "; " ", " " · ", before "("
+
+
+def heading(line: str, width: int | None, indent: str = "  ") -> list[str]:
+    """A heading (a table's title, a command's first lines) as lines of at most ``width`` characters, broken between
+    its phrases ("Unrolling: rnn, 3x128, batch 32," / "200 steps, 64 in", never "batch 32, 200" / "steps"): after a
+    colon, semicolon, comma or "·", or before a bracket; a phrase longer than a line is wrapped at its spaces.
+    ``width`` None: the line as it is."""
+    if width is None or len(line) <= width:
+        return [line]
+    out: list[str] = []
+    cur = ""
+    for phrase in _PHRASE.split(line):
+        lead = indent if out else ""
+        if not cur:
+            cand = lead + phrase
+        else:
+            cand = cur + " " + phrase
+        if len(cand) <= width:
+            cur = cand
+            continue
+        if cur:
+            out.append(cur)
+        cur = (indent if out else "") + phrase
+        if len(cur) > width:  # one phrase longer than a line: its words
+            parts = wrap(cur, width, indent)
+            out += parts[:-1]
+            cur = parts[-1]
+    if cur:
+        out.append(cur)
+    return out
+
+
 def printable(text: str) -> str:
     """``text``, once it is known to encode as UTF-8 (a lone surrogate raises here, inside ``select.survive``, which
     leaves the record out, rather than in ``print``)."""
@@ -165,7 +198,7 @@ def fit(view, width: int, only: Sequence[str] | None = None, picked: list | None
         picked.extend(view.columns[i] for i in keep)
     left = [cols[i] for i in range(n) if i not in shown and i not in empty]
     fitted = TableView(
-        title="\n".join(wrap(view.title, width)),
+        title="\n".join(heading(view.title, width)),
         caption="\n".join(x for line in view.caption.split("\n") for x in wrap(line, width, "")),
         columns=tuple(clip(cols[i], shown[i]) for i in keep),
         rows=tuple(tuple(clip(r[i], shown[i]) for i in keep) for r in rows),
