@@ -32,6 +32,13 @@ MISSING = "–"  # a value not measured, not applicable or unknown: every table,
 NOT_RUN = "not run yet"  # a table's cell for something no record holds yet (a talk deck leaves such rows out)
 
 
+# A chart axis's tick labels, by the rule of :func:`fmt_value`'s "sci" kind, as a Vega expression: one rule for every
+# tick of an axis (Vega's own default mixed "1e-7" and "0.000001" on one log axis): plain from 0.001 up, thousands
+# separated ("0.002", "25", "2,500"), scientific below ("1e-7"); never a number between 0.001 and 1000 in scientific.
+AXIS_LABELS = ("datum.value == 0 ? '0' : abs(datum.value) < 0.001 ? format(datum.value, '.0e') "
+               ": format(datum.value, ',~r')")
+
+
 def label(metric: str) -> str:
     return METRICS.get(metric, (metric.replace("_", " "), "g"))[0]
 
