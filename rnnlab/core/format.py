@@ -35,7 +35,8 @@ NOT_RUN = "not run yet"  # a table's cell for something no record holds yet (a t
 # A chart axis's tick labels, by the rule of :func:`fmt_value`'s "sci" kind, as a Vega expression: one rule for every
 # tick of an axis (Vega's own default mixed "1e-7" and "0.000001" on one log axis): plain from 0.001 up, thousands
 # separated ("0.002", "25", "2,500"), scientific below ("1e-7"); never a number between 0.001 and 1000 in scientific.
-AXIS_LABELS = ("datum.value == 0 ? '0' : abs(datum.value) < 0.001 ? format(datum.value, '.0e') "
+# A tick Vega leaves unlabelled (a log axis labels only some of its ticks) stays unlabelled.
+AXIS_LABELS = ("!datum.label ? '' : datum.value == 0 ? '0' : abs(datum.value) < 0.001 ? format(datum.value, '.0e') "
                ": format(datum.value, ',~r')")
 
 
