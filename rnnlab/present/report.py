@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import subprocess
 import threading
 from pathlib import Path
@@ -59,8 +60,11 @@ def chart_spec(chart) -> dict:
 
 def axis_labels(spec: dict) -> dict:
     """``spec`` with every quantitative x/y axis labelled by one rule (``format.AXIS_LABELS``) unless the chart
-    chose its own format (a percentage) or has no axis; in place, returned."""
+    chose its own format (a percentage) or has no axis, a log axis over many decades ticked at powers of ten; in
+    place, returned."""
     from rnnlab.core.format import AXIS_LABELS
+
+    datasets = spec.get("datasets") if isinstance(spec.get("datasets"), dict) else {}
 
     def walk(node) -> None:
         if isinstance(node, dict):
@@ -73,6 +77,11 @@ def axis_labels(spec: dict) -> dict:
                     axis = e.setdefault("axis", {})
                     if "format" not in axis and "labelExpr" not in axis:
                         axis["labelExpr"] = AXIS_LABELS
+                    if (e.get("scale") or {}).get("type") == "log" and "values" not in axis \
+                            and _decades(datasets, e.get("field")) >= 3:
+                        # a tick per power of ten or two (not 9e-7, 8e-6, 7e-5 left over from crowded labels);
+                        # over fewer decades Vega's 1-2-5 ticks read better
+                        axis.setdefault("tickCount", 3)
             for v in node.values():
                 walk(v)
         elif isinstance(node, list):
@@ -81,6 +90,13 @@ def axis_labels(spec: dict) -> dict:
 
     walk(spec)
     return spec
+
+
+def _decades(datasets: dict, field) -> float:
+    """How many powers of ten the positive values of ``field`` span in the spec's inlined data (0 if none)."""
+    vals = [abs(row[field]) for rows in datasets.values() if isinstance(rows, list) for row in rows
+            if isinstance(row, dict) and isinstance(row.get(field), (int, float)) and row.get(field)]
+    return math.log10(max(vals) / min(vals)) if len(vals) >= 2 else 0.0
 
 
 def chart_view(chart, title: str, caption: str, records: Sequence[Record]) -> ChartView | None:

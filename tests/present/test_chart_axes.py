@@ -94,3 +94,14 @@ def test_a_sweep_axis_spans_its_data(unrolling_view):
                 assert x["scale"]["domain"] == [xs[0], xs[-1]] and x["scale"].get("nice") is False
         labels = [_number(t) for axis in tick_labels(spec)[:1] for t in axis]
         assert min(labels) >= xs[0] and max(labels) <= xs[-1], (labels, xs)  # not 10 to 1000 for 25 to 400
+
+
+def test_a_log_axis_over_many_decades_is_ticked_at_powers_of_ten():
+    """Vega's crowded log ticks left labels such as 9e-7, 8e-6, 7e-5 on the drift chart."""
+    import math
+
+    df = pd.DataFrame({"v": [1e-7, 3e-6, 4e-4, 5e-3], "y": range(4)})
+    chart = alt.Chart(df).mark_point().encode(x=alt.X("v:Q", scale=alt.Scale(type="log")), y="y:Q"
+                                              ).properties(width=250)
+    xs = [_number(t) for t in tick_labels(report.chart_spec(chart))[0]]
+    assert len(xs) >= 2 and all(abs(math.log10(v) - round(math.log10(v))) < 1e-9 for v in xs), xs
