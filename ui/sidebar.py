@@ -77,7 +77,7 @@ def render() -> None:
         except RnnlabError as e:
             st.error(str(e), icon=":material/error:")
             return
-        lines = [f"Device: {device}", f"{static['cpu']}, {static['cores']} cores",
+        lines = [f"Device: {device}", f"{static['cpu']}, {static['cores']} core{'s' if static['cores'] != 1 else ''}",
                  f"TensorFlow {static['tf'] or 'not installed'} · Keras {static['keras'] or '–'} · "
                  f"Python {static['python']}"]
         if rate:

@@ -152,7 +152,8 @@ def fit(view, width: int, only: Sequence[str] | None = None, picked: list | None
     under = _checks_below(cols, rows, natural, empty, width)
     ratios = [i for i in range(1, n) if i not in empty and _is_ratio([r[i] for r in rows])]
     under[:0] = _vs_ref(view.caption, cols, rows, natural, ratios)
-    order = [i for i in _priority(cols, ratios) if i not in empty and (only is None or view.columns[i] in only or i == 0)]
+    order = [i for i in _priority(cols, ratios)
+             if i not in empty and (only is None or view.columns[i] in only or i == 0)]
     shown = _widths(order, cols, natural, width)
     keep = sorted(shown)
     if picked is not None:

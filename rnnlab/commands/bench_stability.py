@@ -164,8 +164,8 @@ def _summary(tally: _Tally, reference: str | None, width: int | None) -> list[st
     if tally.calls:
         same, contra = agreement(tally.calls)
         lines += wrap(f"calls against {reference} (faster / about the same / slower / too noisy to call): the same in "
-                      f"{same} of {len(tally.calls)} ratios; contradicting (a direction in one run, the other direction "
-                      f"or about the same in the other) {contra}", width)
+                      f"{same} of {len(tally.calls)} ratios; contradicting (a direction in one run, the other "
+                      f"direction or about the same in the other) {contra}", width)
     said = [f"{name} {sum(h for h, _ in got)} of {len(got)} (median width {statistics.median(w for _, w in got):.2f}x)"
             for name, got in tally.other.items() if got]
     if said:

@@ -337,7 +337,7 @@ def busy_warning(cores: int | None = None) -> str | None:
     cores = int(cores or envinfo.static_env()["cores"] or 1)
     if not rules.busy(load, cores):
         return None
-    return f"warning: machine busy (load {load:.1f} on {cores} cores): timings may be noisy"
+    return f"warning: machine busy (load {load:.1f} on {cores} core{'s' if cores != 1 else ''}): timings may be noisy"
 
 
 @dataclass

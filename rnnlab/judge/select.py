@@ -130,7 +130,7 @@ def busy_note(records: Sequence[Record]) -> str:
             worst = (load / cores, load, int(cores))
     if worst is None:
         return ""
-    return f"measured on a busy machine (load {worst[1]:.1f} on {worst[2]} cores)"
+    return f"measured on a busy machine (load {worst[1]:.1f} on {worst[2]} core{'s' if worst[2] != 1 else ''})"
 
 
 def source_note(records: Sequence[Record]) -> str:

@@ -3,9 +3,9 @@
 One look everywhere (``rnnlab.present.style``): a variant has its own colour in every chart whatever else is
 selected; the source of a mark is encoded too (bars: the outline's dash; sweep lines: the dash and the point
 shape), with a legend on every chart (charts side by side are each whole: one width, one legend each). Tick
-labels follow one rule per axis (``format.AXIS_LABELS``, set by ``report.chart_spec``). Records are never joined across machines (``rnnlab.judge.select.machine_key``): a sweep has
-one line per (variant, machine), and a bar chart that holds one variant from two machines names the machine on its
-bar. The matmul rate a chart quotes is ``select.matmul_rate``, the number the sidebar shows.
+labels follow one rule per axis (``format.AXIS_LABELS``, set by ``report.chart_spec``). Records are never joined
+across machines (``rnnlab.judge.select.machine_key``): a sweep has one line per (variant, machine), and a bar chart
+that holds one variant from two machines names the machine on its bar. The matmul rate a chart quotes is ``select.matmul_rate``, the number the sidebar shows.
 """
 
 from __future__ import annotations

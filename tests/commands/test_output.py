@@ -253,7 +253,8 @@ def test_convert_keeps_tensorflow_logs_off_stderr_unless_verbose(tmp_path):
 def test_a_heading_breaks_between_phrases_never_inside_one():
     title = "Static vs dynamic unrolling: rnn, 3x128, batch 32, 200 steps, 64 in"
     assert _output.heading(title, 60) == ["Static vs dynamic unrolling: rnn, 3x128, batch 32,", "  200 steps, 64 in"]
-    assert _output.heading(title, 30) == ["Static vs dynamic unrolling:", "  rnn, 3x128, batch 32,", "  200 steps, 64 in"]
+    assert _output.heading(title, 30) == ["Static vs dynamic unrolling:", "  rnn, 3x128, batch 32,",
+                                          "  200 steps, 64 in"]
     view = TableView(title=title, caption="", columns=("variant", "forward (ms)"), rows=(("tf1_static", "1.00"),))
     fitted, _ = _output.fit(view, 55)
     assert fitted.title.split("\n")[1] == "  200 steps, 64 in"  # a table's title: "batch 32, 200" / "steps" before

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_util import (CHROMIUM, NEEDS_CHROMIUM, SCREENSHOTS, chromium_page, no_exception, open_page, screenshot,
-                                streamlit_server, wait_idle)
+from tests.browser_util import (CHROMIUM, NEEDS_CHROMIUM, SCREENSHOTS, chromium_page, no_exception, open_page,
+                                screenshot, streamlit_server, wait_idle)
 from tests.pages.test_layout_browser import HEIGHT, VIEWS, WIDTH
 
 pytestmark = [pytest.mark.slow,  # a Streamlit server, a browser and one tiny run
