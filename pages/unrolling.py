@@ -147,8 +147,7 @@ else:
         cols = st.columns(len(row))
         for col, t in zip(cols, present):
             with col:
-                # the build/graph pair is two charts side by side: it keeps its own width
-                ui.chart(by_title[t], width="content" if t == "Build time and graph size" else "stretch")
+                ui.chart(by_title[t], width="stretch")  # two per row, each its column's width
     if any(cv.title == "Achieved GFLOP/s" for _, cv in made):
         st.caption(U.gflops_note(shown))
 

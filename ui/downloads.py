@@ -73,10 +73,12 @@ def _slide_options(row, rep: Report, key: str) -> tuple[tuple[str, ...], bool]:
     """The "Slides" popover: which columns the deck's tables show (at most six), or the full tables."""
     options = deck.choices(rep)
     with row.popover("Slides", icon=":material/tune:", help="what the PowerPoint shows"):
+        # the placeholder fits the box (a longer one was cut: "ratio to the refe"); the caption says it all, wrapped
         cols = st.multiselect("table columns", options, key=f"{key}-deck-columns", max_selections=deck.MAX_COLUMNS,
-                              placeholder="default: variant, metric, ratio to the reference",
-                              help=f"at most {deck.MAX_COLUMNS}; empty: each table's own defaults (its name, the "
-                                   "metric and its ratio to the reference, whose interval is in brackets)")
+                              placeholder="each table's defaults",
+                              help=f"at most {deck.MAX_COLUMNS}; empty: each table's own defaults")
+        st.caption("Left empty, each table shows its defaults: its name, the metric and its ratio to the reference "
+                   "(the interval in brackets).")
         full = st.checkbox("every column (the full tables)", key=f"{key}-deck-full")
     return tuple(c for c in cols if c in options), bool(full)
 

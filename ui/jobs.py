@@ -20,7 +20,7 @@ import streamlit as st
 
 from rnnlab.engine import api, hosted
 from rnnlab.core.errors import RnnlabError
-from rnnlab.core.format import fmt_seconds
+from rnnlab.core.format import fmt_left, fmt_seconds
 from rnnlab.core.store import Store, default_path
 from rnnlab.engine.jobs import Job, JobManager, plan_key
 from rnnlab.tf.variants import label as variant_label
@@ -157,29 +157,24 @@ def heavy_slot(what: str):
     return manager().hold(what) if hosted_mode() else contextlib.nullcontext()
 
 
-def describe(job: Job) -> str:
-    """"2/7 static_rnn (TF1, unrolled graph): build, 12.3 s" (with the sweep point when there are several)."""
+def describe(job: Job, now: float | None = None) -> str:
+    """"variant 2/7: tf1_static (...), build; 12.3 s elapsed, about 40 s left" (with the sweep point when there are
+    several; the time left from the run's estimate, ``format.fmt_left``, refreshed with the progress line)."""
     pr = job.progress
-    elapsed = fmt_seconds(job.elapsed())
+    spent = job.elapsed(now)
+    left = fmt_left(job.expected_s, spent)
+    elapsed = fmt_seconds(spent) + (f" elapsed, {left}" if left else " elapsed")
     note = job.note
     if note:  # a run-wide phase: the first run on a machine measures its matmul rate
-        return f"{note}; {elapsed} elapsed"
+        return f"{note}; {elapsed}"
     if pr is None:  # before the first variant: the first run on a machine also measures its matmul rate
-        return f"preparing (a first run here also measures this machine's matmul rate), {elapsed}"
+        return f"preparing (a first run here also measures this machine's matmul rate); {elapsed}"
     point = f"point {pr.point + 1}/{pr.n_points}, " if pr.n_points > 1 else ""
     n_rounds = pr.n_rounds
     rnd = f"round {pr.round + 1}/{n_rounds}, " if n_rounds > 1 else ""
     unit = "worker" if n_rounds > 1 else "variant"  # the total counts (point, variant, round) workers
     return (f"{point}{rnd}{unit} {min(pr.index + 1, pr.total)}/{pr.total}: {pr.variant} "
-            f"({variant_label(pr.variant)}), {pr.phase}; {elapsed} elapsed")
-
-
-def ends(job: Job) -> str:
-    """When a run should end, by its estimate at the start: "should end in about 40 s", or "" without one."""
-    left = job.expected_left()
-    if left is None:
-        return ""
-    return "should end in about " + fmt_seconds(left) if left > 0 else "should end soon (past its estimate)"
+            f"({variant_label(pr.variant)}), {pr.phase}; {elapsed}")
 
 
 @st.fragment(run_every=1)
@@ -191,10 +186,9 @@ def _live(job_key: str, mine: bool) -> None:
         st.rerun(scope="app")  # the records are in the store now: redraw the page with them
     pr = job.progress
     me = owner()
-    if not job.owned_by(me):  # another visitor's run: busy, and when it should end; never their Cancel
-        when = ends(job)
+    if not job.owned_by(me):  # another visitor's run: busy, and its time left (describe); never their Cancel
         st.progress(pr.fraction if pr else 0.0,
-                    text=f"Busy: another visitor's run is going ({describe(job)})" + (f"; it {when}" if when else "")
+                    text=f"Busy: another visitor's run is going ({describe(job)})"
                          + ". Runs here go one at a time; yours can start when it ends.")
         return
     who = "Measuring" if mine else "Another run is going (started from another tab or configuration)"

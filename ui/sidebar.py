@@ -41,24 +41,24 @@ RUN_AREA = "_run_area"  # session_state: this script run's container at the top 
 def run_area():
     """Where a page shows the progress, Cancel and outcome of a run (``jobs.panel``): the top of the sidebar, in
     view however far the page is scrolled (a Run button sits low on a long page, the main column's top is then out of
-    view). Then the estimate of the run going on (``api.estimate``), since the progress line counts only elapsed
-    time."""
+    view). The progress line says the time left, live (``jobs.describe``); ``run_estimate`` under it says what that
+    estimate rests on."""
     area = st.session_state.get(RUN_AREA)
     return area if area is not None else st.container()
 
 
 def run_estimate() -> None:
-    """The total time the runs going on should take here, by ``api.estimate``, under their progress lines."""
+    """Under the progress lines: what each run's time left rests on (its estimate when it started, ``api.estimate``:
+    this machine's earlier runs, or a rough guess). The time left itself is on the progress line, live."""
     for job in jobs.manager().active():
         try:
             est = api.estimate(job.plan, store=store())
         except RnnlabError:
             continue
-        left = max(0.0, est.seconds - job.elapsed())
-        st.caption(f"About {fmt_seconds(left)} left of about {fmt_seconds(est.seconds)} "
-                   + ("(by this machine's earlier runs)" if est.from_timings else "(a rough guess: no earlier run "
-                                                                                   "of these variants here)")
-                   + ", as of this page's last refresh.")
+        total = job.expected_s if job.expected_s is not None else est.seconds
+        st.caption(f"Estimated at about {fmt_seconds(total)} in all, "
+                   + ("by this machine's earlier runs." if est.from_timings else "a rough guess: no earlier run "
+                                                                                 "of these variants here."))
 
 
 def render() -> None:
@@ -77,7 +77,7 @@ def render() -> None:
         except RnnlabError as e:
             st.error(str(e), icon=":material/error:")
             return
-        lines = [f"Device: {device}", f"{static['cpu']}, {static['cores']} cores",
+        lines = [f"Device: {device}", f"{static['cpu']}, {static['cores']} core{'s' if static['cores'] != 1 else ''}",
                  f"TensorFlow {static['tf'] or 'not installed'} · Keras {static['keras'] or '–'} · "
                  f"Python {static['python']}"]
         if rate:

@@ -68,6 +68,39 @@ def wrap(line: str, width: int | None, indent: str | None = None) -> list[str]:
                          drop_whitespace=True) or [line[:width]]
 
 
+_PHRASE = re.compile(r"(?<=[:;,·]) | (?=\()")  # where a heading may break: after ": " "; " ", " " · ", before "("
+
+
+def heading(line: str, width: int | None, indent: str = "  ") -> list[str]:
+    """A heading (a table's title, a command's first lines) as lines of at most ``width`` characters, broken between
+    its phrases ("Unrolling: rnn, 3x128, batch 32," / "200 steps, 64 in", never "batch 32, 200" / "steps"): after a
+    colon, semicolon, comma or "·", or before a bracket; a phrase longer than a line is wrapped at its spaces.
+    ``width`` None: the line as it is."""
+    if width is None or len(line) <= width:
+        return [line]
+    out: list[str] = []
+    cur = ""
+    for phrase in _PHRASE.split(line):
+        lead = indent if out else ""
+        if not cur:
+            cand = lead + phrase
+        else:
+            cand = cur + " " + phrase
+        if len(cand) <= width:
+            cur = cand
+            continue
+        if cur:
+            out.append(cur)
+        cur = (indent if out else "") + phrase
+        if len(cur) > width:  # one phrase longer than a line: its words
+            parts = wrap(cur, width, indent)
+            out += parts[:-1]
+            cur = parts[-1]
+    if cur:
+        out.append(cur)
+    return out
+
+
 def printable(text: str) -> str:
     """``text``, once it is known to encode as UTF-8 (a lone surrogate raises here, inside ``select.survive``, which
     leaves the record out, rather than in ``print``)."""
@@ -116,6 +149,31 @@ def fit(view, width: int, only: Sequence[str] | None = None, picked: list | None
     n = len(cols)
     natural = [max([len(cols[i])] + [len(r[i]) for r in rows]) for i in range(n)]
     empty = {i for i in range(1, n) if rows and all(r[i] in _EMPTY for r in rows)}
+    under = _checks_below(cols, rows, natural, empty, width)
+    ratios = [i for i in range(1, n) if i not in empty and _is_ratio([r[i] for r in rows])]
+    under[:0] = _vs_ref(view.caption, cols, rows, natural, ratios)
+    order = [i for i in _priority(cols, ratios)
+             if i not in empty and (only is None or view.columns[i] in only or i == 0)]
+    shown = _widths(order, cols, natural, width)
+    keep = sorted(shown)
+    if picked is not None:
+        picked.extend(view.columns[i] for i in keep)
+    left = [cols[i] for i in range(n) if i not in shown and i not in empty]
+    fitted = TableView(
+        title="\n".join(heading(view.title, width)),
+        caption="\n".join(x for line in view.caption.split("\n") for x in wrap(line, width, "")),
+        columns=tuple(clip(cols[i], shown[i]) for i in keep),
+        rows=tuple(tuple(clip(r[i], shown[i]) for i in keep) for r in rows),
+        provenance=view.provenance)
+    if left:
+        under.append(clip(f"{len(left)} more column{'s' if len(left) != 1 else ''} ({WIDE}): "
+                          + ", ".join(left), width))
+    return fitted, under
+
+
+def _checks_below(cols: list[str], rows: list[list[str]], natural: list[int], empty: set, width: int) -> list[str]:
+    """A "check" sentence is never cut: its cell says "see below" and the sentence goes under the table (the lines
+    returned)."""
     under: list[str] = []
     if CHECK in cols and cols.index(CHECK) not in empty:
         k = cols.index(CHECK)
@@ -124,24 +182,38 @@ def fit(view, width: int, only: Sequence[str] | None = None, picked: list | None
                 under += wrap(f"{CHECK}, {r[0]}: {r[k]}", width, "    ")
                 r[k] = "see below"
         natural[k] = max([len(CHECK)] + [len(r[k]) for r in rows])
-    ratios = [i for i in range(1, n) if i not in empty and _is_ratio([r[i] for r in rows])]
+    return under
+
+
+def _vs_ref(caption: str, cols: list[str], rows: list[list[str]], natural: list[int], ratios: list[int]) -> list[str]:
+    """The ratio columns' "vs <reference>" shortened to "vs ref" and the reference's row first (every ratio below is
+    read against it); a "ref: <name>" line when the caption does not name it."""
     refs = {cols[i].split(" vs ", 1)[1] for i in ratios if " vs " in cols[i]}
-    if len(refs) == 1:
-        ref = refs.pop()
-        for i in ratios:
-            cols[i] = cols[i].replace(f" vs {ref}", " vs ref")
-            natural[i] = max([len(cols[i])] + [len(r[i]) for r in rows])
-        if f"against {ref}" not in view.caption:
-            under.insert(0, f"ref: {ref}")
-        rows.sort(key=lambda r: r[0] != ref)  # the reference first: every ratio below is read against it
+    if len(refs) != 1:
+        return []
+    ref = refs.pop()
+    for i in ratios:
+        cols[i] = cols[i].replace(f" vs {ref}", " vs ref")
+        natural[i] = max([len(cols[i])] + [len(r[i]) for r in rows])
+    rows.sort(key=lambda r: r[0] != ref)
+    return [] if f"against {ref}" in caption else [f"ref: {ref}"]
+
+
+def _priority(cols: list[str], ratios: list[int]) -> list[int]:
+    """The columns in the order they get room: the first; flags and errors; the forward and train ratios; three key
+    metrics; the other ratios; the other key metrics; the rest in the table's order."""
+    n = len(cols)
     flags = [i for i in range(1, n) if cols[i] in (CHECK, ERROR, "measured on")]
-    # forward and train ratios before the key metrics, the other ratios after them
     first_ratios = [i for i in ratios if cols[i].startswith(("forward", "train"))]
     key = [i for name in KEY_METRICS for i in range(1, n) if cols[i] == name]
-    order = list(dict.fromkeys([0, *flags, *first_ratios, *key[:3], *ratios, *key, *range(1, n)]))
-    order = [i for i in order if i not in empty and (only is None or view.columns[i] in only or i == 0)]
+    return list(dict.fromkeys([0, *flags, *first_ratios, *key[:3], *ratios, *key, *range(1, n)]))
 
-    def least(i: int) -> int:  # a long text column ("what runs", "error") is clipped down to this at most
+
+def _widths(order: list[int], cols: list[str], natural: list[int], width: int) -> dict[int, int]:
+    """Column -> width for the columns that fit ``width`` in ``order``: each at least its least (a long text column
+    clipped toward ``TEXT_MIN``), then the room left given back to clipped columns in the same order."""
+
+    def least(i: int) -> int:
         if i == 0:
             return min(natural[i], width)
         if natural[i] <= 40 and cols[i] not in TEXT:
@@ -160,20 +232,7 @@ def fit(view, width: int, only: Sequence[str] | None = None, picked: list | None
             extra = min(natural[i] - shown[i], width - used)
             shown[i] += extra
             used += extra
-    keep = sorted(shown)
-    if picked is not None:
-        picked.extend(view.columns[i] for i in keep)
-    left = [cols[i] for i in range(n) if i not in shown and i not in empty]
-    fitted = TableView(
-        title="\n".join(wrap(view.title, width)),
-        caption="\n".join(x for line in view.caption.split("\n") for x in wrap(line, width, "")),
-        columns=tuple(clip(cols[i], shown[i]) for i in keep),
-        rows=tuple(tuple(clip(r[i], shown[i]) for i in keep) for r in rows),
-        provenance=view.provenance)
-    if left:
-        under.append(clip(f"{len(left)} more column{'s' if len(left) != 1 else ''} ({WIDE}): "
-                          + ", ".join(left), width))
-    return fitted, under
+    return shown
 
 
 def tables(views: Sequence, width: int | None) -> str:

@@ -71,6 +71,22 @@ def _num(v: float | None) -> str:
     return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.3e}"
 
 
+@dataclass
+class _Tally:
+    """What :func:`report` counts over its rows, for its last lines."""
+
+    spreads: list[tuple[float, str]] = field(default_factory=list)
+    held: int = 0
+    compared: int = 0
+    calls: list[tuple[str, str]] = field(default_factory=list)  # (run 1's call, run 2's) of each ratio
+    other: dict[str, list[tuple[bool, float]]] = field(  # (held, hi / lo) per candidate interval rule
+        default_factory=lambda: {name: [] for name in stats.CANDIDATES})
+
+
+HEAD = (f"{'variant':<22} {'metric':<9} {'run 1':>10} {'run 2':>10} {'spread':>7}  "
+        f"{'ratio to reference, run 1 [interval]':<38} {'run 2':>7} {'held':>5}")
+
+
 def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, reference: str | None,
            metrics: Sequence[str] = METRICS, width: int | None = WIDTH) -> Result:
     """The comparison of two runs of ``plan`` (records in plan order, one per (point, variant)); lines cut or
@@ -81,12 +97,7 @@ def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, re
 
     nv = len(plan.variants)
     lines: list[str] = []
-    spreads: list[tuple[float, str]] = []
-    held = compared = 0
-    calls: list[tuple[str, str]] = []  # (run 1's call, run 2's) of each ratio: rules.direction
-    other: dict[str, list[tuple[bool, float]]] = {name: [] for name in stats.CANDIDATES}  # (held, hi / lo)
-    head = (f"{'variant':<22} {'metric':<9} {'run 1':>10} {'run 2':>10} {'spread':>7}  "
-            f"{'ratio to reference, run 1 [interval]':<38} {'run 2':>7} {'held':>5}")
+    tally = _Tally()
     for pi, point in enumerate(plan.points):
         a = {r.variant: r for r in run1[pi * nv:(pi + 1) * nv]}
         b = {r.variant: r for r in run2[pi * nv:(pi + 1) * nv]}
@@ -94,61 +105,73 @@ def report(plan: api.Plan, run1: Sequence[Record], run2: Sequence[Record], *, re
         shown = {k: v for k, v in point.items() if k in ("cell", "layers", "units", "batch", "seq_len", "lengths")}
         lines += wrap(f"{plan.experiment}, {where}{' '.join(f'{k}={v}' for k, v in shown.items())}, "
                       f"{point.get('rounds', 1)} rounds per run, reference {reference or '-'}", width)
-        lines.append(head)
-        ra, rb = a.get(reference), b.get(reference)
+        lines.append(HEAD)
+        refs = (a.get(reference), b.get(reference))
         for v in plan.variants:
             ea, eb = a.get(v), b.get(v)
             if ea is None or eb is None or not ea.ok or not eb.ok:
                 why = (ea.error if ea is not None and not ea.ok else eb.error if eb is not None else "missing")
                 lines.append(cut(f"{v:<22} failed: {why}"))
                 continue
-            first = True
-            for m in metrics:
-                m1, m2 = ea.metrics.get(m), eb.metrics.get(m)
-                if m1 is None and m2 is None:
-                    continue
-                sp = _spread(m1, m2)
-                if sp is not None:
-                    spreads.append((sp, f"{v} {m}"))
-                ratio = "(the reference)" if v == reference else "-"
-                r2 = ok = ""
-                if reference and v != reference and ra is not None and rb is not None and ra.ok and rb.ok:
-                    i1 = findings.interval(ea, ra, m)  # paired windows where the run interleaved, else rounds
-                    i2 = findings.interval(eb, rb, m)
-                    if i1 is not None:
-                        ratio = f"{i1.mid:.3f} [{i1.lo:.3f} - {i1.hi:.3f}] ({i1.how}, n={i1.n})"
-                    if i2 is not None:
-                        r2 = f"{i2.mid:.3f}"
-                    if i1 is not None and i2 is not None:
-                        calls.append((rules.direction(i1), rules.direction(i2)))
-                        compared += 1
-                        inside = i1.lo <= i2.mid <= i1.hi
-                        held += inside
-                        ok = "yes" if inside else "NO"
-                        for name, rule in stats.CANDIDATES.items():
-                            span = rule(ea.round_metrics, ra.round_metrics, m)
-                            if span is not None:
-                                other[name].append((span[0] <= i2.mid <= span[1], span[1] / span[0]))
-                name = v if first else ""
-                first = False
-                lines.append(cut(f"{name:<22} {m:<9} {_num(m1):>10} {_num(m2):>10} "
-                                 f"{'-' if sp is None else f'{sp:.1f}%':>7}  {ratio:<38} {r2:>7} {ok:>5}".rstrip()))
+            rows = [_row(v, m, (ea, eb), refs, reference, tally) for m in metrics
+                    if ea.metrics.get(m) is not None or eb.metrics.get(m) is not None]
+            lines += [cut((f"{v:<22}" if i == 0 else " " * 22) + row) for i, row in enumerate(rows)]
         lines.append("")
-    worst = max(spreads) if spreads else None
-    lines += wrap((f"max spread between the runs' medians: {worst[0]:.1f}% ({worst[1]}); " if worst else
-                   "max spread between the runs' medians: - (nothing measured twice); ")
-                  + f"{held} of {compared} ratio intervals of run 1 held run 2's ratio", width)
-    if calls:
-        same, contra = agreement(calls)
+    lines += _summary(tally, reference, width)
+    worst = max(tally.spreads) if tally.spreads else None
+    return Result(lines, None if worst is None else worst[0], tally.held, tally.compared, (list(run1), list(run2)))
+
+
+def _row(v: str, m: str, pair: tuple[Record, Record], refs: tuple, reference: str | None, tally: _Tally) -> str:
+    """One (variant, metric) row after its variant column: both runs' medians, their spread, run 1's ratio to the
+    reference with its interval, run 2's ratio and whether the interval held it (counted in ``tally``)."""
+    ea, eb = pair
+    ra, rb = refs
+    m1, m2 = ea.metrics.get(m), eb.metrics.get(m)
+    sp = _spread(m1, m2)
+    if sp is not None:
+        tally.spreads.append((sp, f"{v} {m}"))
+    ratio = "(the reference)" if v == reference else "-"
+    r2 = ok = ""
+    if reference and v != reference and ra is not None and rb is not None and ra.ok and rb.ok:
+        i1 = findings.interval(ea, ra, m)  # paired windows where the run interleaved, else rounds
+        i2 = findings.interval(eb, rb, m)
+        if i1 is not None:
+            ratio = f"{i1.mid:.3f} [{i1.lo:.3f} - {i1.hi:.3f}] ({i1.how}, n={i1.n})"
+        if i2 is not None:
+            r2 = f"{i2.mid:.3f}"
+        if i1 is not None and i2 is not None:
+            tally.calls.append((rules.direction(i1), rules.direction(i2)))
+            tally.compared += 1
+            inside = i1.lo <= i2.mid <= i1.hi
+            tally.held += inside
+            ok = "yes" if inside else "NO"
+            for name, rule in stats.CANDIDATES.items():
+                span = rule(ea.round_metrics, ra.round_metrics, m)
+                if span is not None:
+                    tally.other[name].append((span[0] <= i2.mid <= span[1], span[1] / span[0]))
+    return (f" {m:<9} {_num(m1):>10} {_num(m2):>10} "
+            f"{'-' if sp is None else f'{sp:.1f}%':>7}  {ratio:<38} {r2:>7} {ok:>5}").rstrip()
+
+
+def _summary(tally: _Tally, reference: str | None, width: int | None) -> list[str]:
+    """The last lines: the largest spread, how many intervals held, how the two runs' calls agree, and how the other
+    interval rules would have done on the same rounds (what choosing a rule rests on)."""
+    worst = max(tally.spreads) if tally.spreads else None
+    lines = wrap((f"max spread between the runs' medians: {worst[0]:.1f}% ({worst[1]}); " if worst else
+                  "max spread between the runs' medians: - (nothing measured twice); ")
+                 + f"{tally.held} of {tally.compared} ratio intervals of run 1 held run 2's ratio", width)
+    if tally.calls:
+        same, contra = agreement(tally.calls)
         lines += wrap(f"calls against {reference} (faster / about the same / slower / too noisy to call): the same in "
-                      f"{same} of {len(calls)} ratios; contradicting (a direction in one run, the other direction or "
-                      f"about the same in the other) {contra}", width)
+                      f"{same} of {len(tally.calls)} ratios; contradicting (a direction in one run, the other "
+                      f"direction or about the same in the other) {contra}", width)
     said = [f"{name} {sum(h for h, _ in got)} of {len(got)} (median width {statistics.median(w for _, w in got):.2f}x)"
-            for name, got in other.items() if got]
-    if said:  # how other interval rules would have done on the same records: what choosing a rule rests on
+            for name, got in tally.other.items() if got]
+    if said:
         lines += wrap("other interval rules on the same rounds (held run 2's ratio; median hi/lo): " + "; ".join(said),
                       width)
-    return Result(lines, None if worst is None else worst[0], held, compared, (list(run1), list(run2)))
+    return lines
 
 
 def agreement(calls: Sequence[tuple[str, str]]) -> tuple[int, int]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from rnnlab.commands._output import WIDTH, fit_lines, printable, width_of
+from rnnlab.commands._output import WIDTH, fit_lines, heading, printable, width_of
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 from rnnlab.core.store import Store
@@ -79,6 +79,7 @@ def _text(records, *, fmt: str, seeds: list[str], statuses: list, width: int | N
                     + (f" from seed {', '.join(seeds)}" if seeds else ""))
     body = (claim_views.claims_text(results, **({} if width is None else {"width": width})) if results else
             "No claim matches.")
+    head = [x for line in head for x in heading(line, width)]
     return fit_lines("\n".join(head) + "\n\n" + body, width)
 
 

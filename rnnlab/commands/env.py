@@ -4,8 +4,10 @@ the device's measured matmul rate."""
 from __future__ import annotations
 
 import json
+import sys
+from typing import Callable
 
-from rnnlab.commands._output import wrap, width_of
+from rnnlab.commands._output import WIDTH, wrap, width_of
 from rnnlab.engine import api
 from rnnlab.core.store import Store
 
@@ -17,16 +19,26 @@ def setup_arguments(sub) -> None:
     p.set_defaults(func=main)
 
 
-def run(*, device: str = "auto", store: Store | None = None) -> dict:
+PROBING = ("measuring this machine once: TensorFlow's devices and a float32 matmul rate, in a worker (about "
+           f"{api.PROBE_S:.0f} s; kept in the store for later runs)")
+
+
+def run(*, device: str = "auto", store: Store | None = None, say: Callable[[str], None] = lambda s: None) -> dict:
+    """The environment a run would record. When it has to be measured first (a worker imports TensorFlow and times
+    a matmul: seconds), ``say`` hears :data:`PROBING` before, so the command is not silent meanwhile."""
     if store is None:  # read-only unless the probe has to run (and cache its result) first
         store = Store(readonly=True)
         if api.needs_probe(store, device):
             store = Store()
+    if api.needs_probe(store, device):
+        say(PROBING)
     return api.environment(device, store=store)
 
 
 def main(args) -> int:
-    env = run(device=args.device)
+    width = width_of(args)
+    env = run(device=args.device, say=lambda s: print("\n".join(wrap("rnnlab: " + s, width or WIDTH, " " * 8)),
+                                                      file=sys.stderr, flush=True))
     if args.json:
         print(json.dumps(env, indent=2))
         return 0
@@ -36,7 +48,7 @@ def main(args) -> int:
                                                                    if env["gpu"] else "-"),
             ("runs use", f"{env['device']} ({env['device_name']})"),
             ("matmul rate", f"{env.get('matmul_gflops', '?')} GFLOP/s (float32 2048x2048 on {env['device']})")]
-    w, width = max(len(k) for k, _ in rows), width_of(args)
+    w = max(len(k) for k, _ in rows)
     for k, v in rows:
         print("\n".join(wrap(f"{k.ljust(w)}  {v}", width, " " * (w + 2))))
     return 0

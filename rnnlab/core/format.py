@@ -32,6 +32,14 @@ MISSING = "–"  # a value not measured, not applicable or unknown: every table,
 NOT_RUN = "not run yet"  # a table's cell for something no record holds yet (a talk deck leaves such rows out)
 
 
+# A chart axis's tick labels, by the rule of :func:`fmt_value`'s "sci" kind, as a Vega expression: one rule for every
+# tick of an axis (Vega's own default mixed "1e-7" and "0.000001" on one log axis): plain from 0.001 up, thousands
+# separated ("0.002", "25", "2,500"), scientific below ("1e-7"); never a number between 0.001 and 1000 in scientific.
+# A tick Vega leaves unlabelled (a log axis labels only some of its ticks) stays unlabelled.
+AXIS_LABELS = ("!datum.label ? '' : datum.value == 0 ? '0' : abs(datum.value) < 0.001 ? format(datum.value, '.0e') "
+               ": format(datum.value, ',~r')")
+
+
 def label(metric: str) -> str:
     return METRICS.get(metric, (metric.replace("_", " "), "g"))[0]
 
@@ -99,6 +107,17 @@ def fmt_percent(share: float | None) -> str:
 
 def fmt_seconds(s: float) -> str:
     return f"{s:.1f} s" if s < 120 else f"{s / 60:.1f} min"
+
+
+def fmt_left(expected_s: float | None, elapsed_s: float) -> str:
+    """The time a run has left by its estimate: "about 40 s left", "about 3.5 min left"; "taking longer than
+    estimated" once past it (never a negative time); "" without an estimate. An estimate is rough: whole seconds."""
+    if expected_s is None:
+        return ""
+    left = expected_s - elapsed_s
+    if left <= 0:
+        return "taking longer than estimated"
+    return f"about {max(1, round(left))} s left" if left < 120 else f"about {left / 60:.1f} min left"
 
 
 def fmt_params(params: dict, names: tuple[str, ...] = ("cell", "layers", "units", "batch", "seq_len",

@@ -63,6 +63,12 @@ ATOL = 1e-5  # float32 against a float64 reference or a converted model: "comput
 BUSY = 0.5  # a 1-minute load above this share of the cores: "measured on a busy machine"
 
 
+def busy(load: float | None, cores: float | None) -> bool:
+    """Whether a 1-minute load average means a busy machine: above ``BUSY`` of its cores (the run's warning and
+    every figure's "measured on a busy machine" ask this one rule)."""
+    return load is not None and bool(cores) and cores > 0 and load > BUSY * cores
+
+
 def gain(win: float, lose: float) -> float:
     """The share of ``lose`` saved by ``win`` (negative: ``win`` is bigger)."""
     return 1.0 - win / lose if lose > 0 else 0.0

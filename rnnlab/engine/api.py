@@ -59,9 +59,9 @@ def busy_warning(cores: int | None = None) -> str | None:
     the run goes on, its timings may be noisy (each round's load stands in the records' ``details["loadavg"]``)."""
     load = _loadavg()
     cores = int(cores or envinfo.static_env()["cores"] or 1)
-    if load is None or load <= rules.BUSY * cores:
+    if not rules.busy(load, cores):
         return None
-    return f"warning: machine busy (load {load:.1f} on {cores} cores): timings may be noisy"
+    return f"warning: machine busy (load {load:.1f} on {cores} core{'s' if cores != 1 else ''}): timings may be noisy"
 
 
 @dataclass
@@ -392,10 +392,10 @@ def _record(exp, v: str, key: str, params: Mapping, run_env: Mapping, st: _Round
         details["protocol"] = "interleaved"
         details["paired"] = {session: _by_metric(st.windows)}
         details["paired_stop"] = st.stops
+    if st.loads and (n_rounds > 1 or rules.busy(max(max(x) for x in st.loads), run_env.get("cores"))):
+        details["loadavg"] = st.loads  # one round: kept only when it was busy, so its figures say so
     if n_rounds > 1:
         details["rounds"] = n_rounds
-        if st.loads:
-            details["loadavg"] = st.loads
         if st.failures:
             details["failed_rounds"] = [{"round": r + 1, "reason": str(m.get("reason") or "failed")}
                                         for r, m in st.failures]

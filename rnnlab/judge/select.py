@@ -103,11 +103,48 @@ def is_here(records: Iterable[Record]) -> bool:
     return bool(recs) and all(r.source == "local" for r in recs)
 
 
+def _loads(rec: Record) -> list[float]:
+    """The 1-minute load averages the engine noted around each round (``details.loadavg``: [before, after] per
+    round); anything unreadable is skipped."""
+    out: list[float] = []
+    for item in rec.details.get("loadavg") or ():
+        for x in (item if isinstance(item, (list, tuple)) else (item,)):
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                out.append(float(x))
+    return out
+
+
+def busy_note(records: Sequence[Record]) -> str:
+    """"measured on a busy machine (load 3.1 on 2 cores)" when a record's load rose above ``rules.BUSY`` of its
+    cores (``rules.busy``; the busiest such record), "" otherwise. Part of :func:`source_note`, so every table,
+    chart, verdict and slide that says where its figures come from says this too."""
+    from rnnlab.core import rules
+
+    worst: tuple[float, float, int] | None = None
+    for r in records:
+        cores, loads = r.env.get("cores"), _loads(r)
+        if not isinstance(cores, (int, float)) or isinstance(cores, bool) or not loads:
+            continue
+        load = max(loads)
+        if rules.busy(load, cores) and (worst is None or load / cores > worst[0]):
+            worst = (load / cores, load, int(cores))
+    if worst is None:
+        return ""
+    return f"measured on a busy machine (load {worst[1]:.1f} on {worst[2]} core{'s' if worst[2] != 1 else ''})"
+
+
 def source_note(records: Sequence[Record]) -> str:
     """"measured here on CPU: <machine>" or "bundled results (not measured here) from CPU: <machine>": beside every
-    table, chart and verdict. Only this machine's records are "measured here"."""
+    table, chart and verdict. Only this machine's records are "measured here". Records measured on a busy machine
+    add ":func:`busy_note`"."""
     if not records:
         return ""
+    busy = busy_note(records)
+    note = _origin_note(records)
+    return f"{note}; {busy}" if busy else note
+
+
+def _origin_note(records: Sequence[Record]) -> str:
     srcs = {r.source for r in records}
     machines = "; ".join(sorted({r.machine for r in records}))
     dev = "/".join(sorted({device_of(r) for r in records}))

@@ -2,9 +2,10 @@
 
 One look everywhere (``rnnlab.present.style``): a variant has its own colour in every chart whatever else is
 selected; the source of a mark is encoded too (bars: the outline's dash; sweep lines: the dash and the point
-shape), with a legend. Records are never joined across machines (``rnnlab.judge.select.machine_key``): a sweep has
-one line per (variant, machine), and a bar chart that holds one variant from two machines names the machine on its
-bar. The matmul rate a chart quotes is ``select.matmul_rate``, the number the sidebar shows.
+shape), with a legend on every chart (charts side by side are each whole: one width, one legend each). Tick
+labels follow one rule per axis (``format.AXIS_LABELS``, set by ``report.chart_spec``). Records are never joined
+across machines (``rnnlab.judge.select.machine_key``): a sweep has one line per (variant, machine), and a bar chart
+that holds one variant from two machines names the machine on its bar. The matmul rate a chart quotes is ``select.matmul_rate``, the number the sidebar shows.
 """
 
 from __future__ import annotations
@@ -90,16 +91,23 @@ def step_time(records: Sequence[Record], metric: str = "fwd_ms") -> alt.Chart | 
     return (bars + whiskers).properties(width=_W, title=title)
 
 
-def build_and_graph(records: Sequence[Record]) -> alt.HConcatChart | None:
-    df = _frame(records, ["build_s", "graph_nodes", "first_call_s"])
+def build_time(records: Sequence[Record]) -> alt.Chart | None:
+    """Building the graph or tracing the function, per variant (the first call beside it in the tooltip)."""
+    df = _frame(records, ["build_s", "first_call_s"])
     if df.empty or df["build_s"].isna().all():
         return None
-    b = _bars(df.dropna(subset=["build_s"]), "build_s", "build / trace (s)",
-              tooltip=[alt.Tooltip("build_s:Q", format=".3g"), alt.Tooltip("first_call_s:Q", format=".3g")]
-              ).properties(width=_W // 2, title="Build / trace time")
-    g = _bars(df.dropna(subset=["graph_nodes"]), "graph_nodes", "graph nodes", tooltip=["graph_nodes"]
-              ).properties(width=_W // 2, title="Graph size (nodes, incl. loop bodies)")
-    return alt.hconcat(b, g)
+    return _bars(df.dropna(subset=["build_s"]), "build_s", "build / trace (s)",
+                 tooltip=[alt.Tooltip("build_s:Q", format=".3g"), alt.Tooltip("first_call_s:Q", format=".3g")]
+                 ).properties(width=_W, title="Build / trace time")
+
+
+def graph_size(records: Sequence[Record]) -> alt.Chart | None:
+    """The graph's nodes per variant, loop bodies included (``graph_nodes``)."""
+    df = _frame(records, ["graph_nodes"])
+    if df.empty or df["graph_nodes"].isna().all():
+        return None
+    return _bars(df.dropna(subset=["graph_nodes"]), "graph_nodes", "graph nodes", tooltip=["graph_nodes"]
+                 ).properties(width=_W, title="Graph size (nodes, incl. loop bodies)")
 
 
 def memory(records: Sequence[Record]) -> alt.Chart | None:
@@ -174,7 +182,7 @@ def sweep(records: Sequence[Record], *, x: str = "seq_len", metric: str = "fwd_m
     # the swept axis spans the points measured (25 to 400, not a nice 10 to 1000), a tick at each of them
     x_scale = alt.Scale(type="log" if log else "linear", domain=[xs[0], xs[-1]], nice=False)
     base = alt.Chart(df).encode(
-        x=alt.X(f"{x}:Q", scale=x_scale, title=x, axis=alt.Axis(values=xs, format="~g")),
+        x=alt.X(f"{x}:Q", scale=x_scale, title=x, axis=alt.Axis(values=xs)),
         y=alt.Y(f"{metric}:Q", scale=scale, title=fmt.label(metric)),
         color=_color(df, legend=True), detail="line:N",
         tooltip=["variant", "machine", "source", x, alt.Tooltip(f"{metric}:Q", format=".3g"), "rounds"])

@@ -215,12 +215,19 @@ def claims_text(results: Sequence[Result], *, width: int = 110) -> str:
     w_status = max(len(s) for s in STATUSES)
     w_seed = max([len(seed_label(c)) for c, _ in results] or [4])
     indent = " " * (w_status + w_seed + 4)
-    body = max(40, width - len(indent))
     out = [f"{'VERDICT'.ljust(w_status)}  {'SEED'.ljust(w_seed)}  CLAIM"]
+    if width - len(indent) < 40:  # a narrow terminal: the claim's text under its verdict, not in a sliver beside it
+        indent = "    "
+        out = [f"{'VERDICT'.ljust(w_status)}  SEED", f"{indent}CLAIM"]
+    body = max(40, width - len(indent))
     for c, v in results:
         claim = textwrap.wrap(c.text, body) or [""]
-        out.append(f"{v.status.ljust(w_status)}  {seed_label(c).ljust(w_seed)}  {claim[0]}")
-        out += [indent + line for line in claim[1:]]
+        if len(indent) == 4:
+            out.append(f"{v.status.ljust(w_status)}  {seed_label(c)}")
+            out += [indent + line for line in claim]
+        else:
+            out.append(f"{v.status.ljust(w_status)}  {seed_label(c).ljust(w_seed)}  {claim[0]}")
+            out += [indent + line for line in claim[1:]]
         for head, text in (("measured", v.measured), ("why", v.why)):
             lines = textwrap.wrap(f"{head}: {text}", body, subsequent_indent="  ") or [""]
             out += [indent + line for line in lines]

@@ -121,7 +121,7 @@ def knobs_view(cfg: Configuration) -> TableView:
                   "; ".join(x for x in (
                       f"{describe(cfg.params)}; medians after warm-up; ratios against dynamic_default (>1: takes "
                       "more), in brackets their interval (across rounds, or from the timed steps' quartiles)",
-                      tables.busy(recs), cfg.source) if x), cols, rows, raw, recs)
+                      cfg.source) if x), cols, rows, raw, recs)
 
 
 def knobs_notes(cfg: Configuration) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import subprocess
 import threading
 from pathlib import Path
@@ -54,7 +55,48 @@ def chart_spec(chart) -> dict:
         with theme, data:
             # not validated against the Vega-Lite schema on every render (a third of a page's build time): the specs
             # come from code, and tests/present/test_chart_specs.py validates every chart of every page's view
-            return chart.to_dict(validate=False)
+            return axis_labels(chart.to_dict(validate=False))
+
+
+def axis_labels(spec: dict) -> dict:
+    """``spec`` with every quantitative x/y axis labelled by one rule (``format.AXIS_LABELS``) unless the chart
+    chose its own format (a percentage) or has no axis, a log axis over many decades ticked at powers of ten; in
+    place, returned."""
+    from rnnlab.core.format import AXIS_LABELS
+
+    datasets = spec.get("datasets") if isinstance(spec.get("datasets"), dict) else {}
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            enc = node.get("encoding")
+            if isinstance(enc, dict):
+                for ch in ("x", "y"):
+                    e = enc.get(ch)
+                    if not isinstance(e, dict) or e.get("type") != "quantitative" or e.get("axis", {}) is None:
+                        continue
+                    axis = e.setdefault("axis", {})
+                    if "format" not in axis and "labelExpr" not in axis:
+                        axis["labelExpr"] = AXIS_LABELS
+                    if (e.get("scale") or {}).get("type") == "log" and "values" not in axis \
+                            and _decades(datasets, e.get("field")) >= 3:
+                        # a tick per power of ten or two (not 9e-7, 8e-6, 7e-5 left over from crowded labels);
+                        # over fewer decades Vega's 1-2-5 ticks read better
+                        axis.setdefault("tickCount", 3)
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(spec)
+    return spec
+
+
+def _decades(datasets: dict, field) -> float:
+    """How many powers of ten the positive values of ``field`` span in the spec's inlined data (0 if none)."""
+    vals = [abs(row[field]) for rows in datasets.values() if isinstance(rows, list) for row in rows
+            if isinstance(row, dict) and isinstance(row.get(field), (int, float)) and row.get(field)]
+    return math.log10(max(vals) / min(vals)) if len(vals) >= 2 else 0.0
 
 
 def chart_view(chart, title: str, caption: str, records: Sequence[Record]) -> ChartView | None:
@@ -79,7 +121,7 @@ def group_charts(records: Sequence[Record], caption: str) -> list[ChartView]:
     out = []
     for c, t in ((charts.step_time(ok, "fwd_ms"), "Forward step time"),
                  (charts.step_time(ok, "train_ms"), "Training step time"),
-                 (charts.build_and_graph(ok), "Build time and graph size"),
+                 (charts.build_time(ok), "Build time"), (charts.graph_size(ok), "Graph size"),
                  (charts.memory(ok), "Peak memory"), (charts.gflops(ok), "Achieved GFLOP/s")):
         v = chart_view(c, t, caption, ok)
         if v:

@@ -109,7 +109,8 @@ def seed003_chart(records: Sequence[Record]) -> alt.FacetChart | None:
         row=alt.Row("phase:N", title=None, sort=["first interval", "once warm"]),
         tooltip=["variant", "phase", "source", alt.Tooltip("steps_per_s:Q", title="steps/s", format=".3g")],
     ).properties(width=300, height=70, title=alt.TitleParams(
-        "Training steps per second", subtitle=[source_note(recs), config], anchor="start"))
+        # the source note a line per part (whose machines, a busy machine): one line was wider than the chart
+        "Training steps per second", subtitle=[*source_note(recs).split("; "), config], anchor="start"))
 
 
 

@@ -14,7 +14,8 @@ How far a figure can be trusted shows in the cells, with the rules of ``rnnlab.c
   "13.7 (! 23%)" (the spread across rounds, ``stats.spread``);
 - a record whose figures cannot be true (``rules.impossible``) is flagged in a "check" column, shown only when a
   row has a flag;
-- a record measured while the machine was busy (``details.loadavg`` above half its cores) says so in the caption.
+- a record measured while the machine was busy (``rules.busy`` of ``details.loadavg``) says so in the caption
+  (``select.source_note``, which every caption, chart and verdict carries).
 """
 
 from __future__ import annotations
@@ -78,33 +79,6 @@ def check(rec: Record) -> str:
         return ""
     found = rules.impossible(rec.metrics)
     return ("impossible: " + "; ".join(found)) if found else ""
-
-
-def _loads(rec: Record) -> list[float]:
-    """The 1-minute load averages the engine noted around each round (``details.loadavg``: [before, after] per
-    round); anything unreadable is skipped."""
-    out: list[float] = []
-    for item in rec.details.get("loadavg") or ():
-        for x in (item if isinstance(item, (list, tuple)) else (item,)):
-            if isinstance(x, (int, float)) and not isinstance(x, bool):
-                out.append(float(x))
-    return out
-
-
-def busy(records: Sequence[Record]) -> str:
-    """"measured on a busy machine (load 3.1 on 2 cores)" when a record's load rose above half its cores (the
-    busiest such record); "" otherwise."""
-    worst: tuple[float, float, int] | None = None
-    for r in records:
-        cores, loads = r.env.get("cores"), _loads(r)
-        if not isinstance(cores, (int, float)) or cores <= 0 or not loads:
-            continue
-        load = max(loads)
-        if load > rules.BUSY * cores and (worst is None or load / cores > worst[0]):
-            worst = (load / cores, load, int(cores))
-    if worst is None:
-        return ""
-    return f"measured on a busy machine (load {worst[1]:.1f} on {worst[2]} cores)"
 
 
 def _metric_order(recs: Sequence[Record]) -> list[str]:
@@ -194,7 +168,7 @@ def _comparison_caption(recs: Sequence[Record], present: Sequence[str], ratio_no
         f"median of {p['repeats']} steps after {p.get('warmup', 0)} warm-up" if "repeats" in p else "",
         _rounds_note(recs), ratio_note, _noise_note(recs, present),
         f"{n_flag} row{'s' if n_flag != 1 else ''} with figures that cannot be true (see {CHECK})" if n_flag
-        else "", busy(recs), source_note(recs)) if x)
+        else "", source_note(recs)) if x)
 
 
 def _how(ivs: Sequence[Interval | None]) -> str:
@@ -241,7 +215,7 @@ def generic(records: Sequence[Record], *, title: str, metrics: Sequence[str] | N
         rows.append([r.variant] + [fmt.fmt_value(v) for v in kp] + [metric_cell(r, m) for m in metrics]
                     + ([chk] if flagged else []) + [r.error or ""])
         raw.append([r.variant] + kp + vals + ([chk or None] if flagged else []) + [r.error])
-    caption = "; ".join(x for x in (_rounds_note(recs), _noise_note(recs, metrics), busy(recs), source_note(recs))
+    caption = "; ".join(x for x in (_rounds_note(recs), _noise_note(recs, metrics), source_note(recs))
                         if x)
     return TableView(title=title, caption=caption, columns=tuple(columns), rows=tuple(map(tuple, rows)),
                      raw=tuple(map(tuple, raw)), provenance=provenance(recs))

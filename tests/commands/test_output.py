@@ -248,3 +248,74 @@ def test_convert_keeps_tensorflow_logs_off_stderr_unless_verbose(tmp_path):
     r = cli("--verbose", "convert", str(prefix), "--out", str(tmp_path / "again.keras"), env=quiet_env(tmp_path))
     assert r.returncode == 0 and "PASS" in r.stdout
     assert NOISE.search(r.stderr), "--verbose shows what TensorFlow says"
+
+
+def test_a_heading_breaks_between_phrases_never_inside_one():
+    title = "Static vs dynamic unrolling: rnn, 3x128, batch 32, 200 steps, 64 in"
+    assert _output.heading(title, 60) == ["Static vs dynamic unrolling: rnn, 3x128, batch 32,", "  200 steps, 64 in"]
+    assert _output.heading(title, 30) == ["Static vs dynamic unrolling:", "  rnn, 3x128, batch 32,",
+                                          "  200 steps, 64 in"]
+    view = TableView(title=title, caption="", columns=("variant", "forward (ms)"), rows=(("tf1_static", "1.00"),))
+    fitted, _ = _output.fit(view, 55)
+    assert fitted.title.split("\n")[1] == "  200 steps, 64 in"  # a table's title: "batch 32, 200" / "steps" before
+    assert _output.heading(title, None) == [title] and _output.heading("x" * 70, 60)[0] == "x" * 60
+
+
+def test_claims_on_a_narrow_terminal_put_the_claim_under_its_verdict(bundled, capsys):
+    from rnnlab.commands import claims
+
+    text = claims.run(width=70)
+    assert widest(text) <= 70
+    lines = text.splitlines()
+    first = next(i for i, x in enumerate(lines) if x.startswith("holds "))
+    assert lines[first + 1].startswith("    ") and not lines[first + 1].startswith("     ")  # its text, whole lines
+    assert not any(x.strip() in ("cores))", "1 ·") for x in lines)
+
+
+def _rows(text: str) -> list[str]:
+    return [x for x in text.splitlines() if x.startswith("    ") and " default " in x]
+
+
+@pytest.mark.parametrize("width", [120, 90, None])
+def test_list_keeps_its_columns_whatever_a_default_or_the_terminal(width):
+    from rnnlab.commands import list_
+
+    data = list_.run()
+    data[0]["params"][0] = dict(data[0]["params"][0], default="uniform:1-2000,and-a-very-long-default")
+    text = list_.text(data, width)
+    rows = _rows(text)
+    starts = {x.index(" default ") for x in rows}
+    assert len(starts) == 1, starts  # the type and default columns at one place in every experiment
+    ok = [x for x in rows if len(x.split(" default ", 1)[1]) > list_.DEFAULT_MAX]  # default and limits on one line
+    limits_at = {x.index(x.split(" default ", 1)[1].split("  ")[0]) + list_.DEFAULT_MAX + 2 for x in ok}
+    assert len(limits_at) <= 1
+    assert "uniform:1-2000,and-a-very-long-default" in text
+    if width is not None:
+        assert widest(text) <= width
+        lines = text.splitlines()
+        i = next(i for i, x in enumerate(lines) if "and-a-very-long-default" in x)
+        col = len(lines[i + 1]) - len(lines[i + 1].lstrip())  # the long default's limits: under the limits column
+        assert lines[i + 1].strip().startswith("one of") and col in limits_at | {4 + max(len(p["name"]) for e in data
+                                                                                            for p in e["params"]) + 2}
+
+
+def test_env_says_what_it_measures_before_the_silent_probe(monkeypatch, capsys):
+    from rnnlab.commands import env as env_cmd
+    from rnnlab.engine import api
+
+    said = []
+    monkeypatch.setattr(api, "needs_probe", lambda store, device: True)
+    monkeypatch.setattr(env_cmd, "Store", lambda **k: object())
+
+    def probe(*a, **k):
+        said.append("probe")
+        return {"tf": "2", "keras": "3", "tf_keras": "2", "python": "3.11", "rnnlab": "0", "cores": 2, "cpu": "x",
+                "gpu": None, "cuda": None, "cudnn": None, "device": "CPU", "device_name": "cpu",
+                "matmul_gflops": 100.0}
+
+    monkeypatch.setattr(api, "environment", probe)
+    env_cmd.run(say=said.append)
+    assert said == [env_cmd.PROBING, "probe"]  # said first, then measured
+    assert main(["env"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("rnnlab: measuring this machine once") and err.count("\n") <= 2

@@ -6,6 +6,7 @@ import pytest
 from rnnlab import experiments
 from rnnlab.core.store import Store
 from rnnlab.engine import api
+from rnnlab.judge import select
 from rnnlab.engine.runner import Progress
 from tests.factories import ENV, FAKE_R
 from tests.workers import FakeLauncher
@@ -135,8 +136,12 @@ def test_a_busy_machine_is_warned_about_not_refused(fake, tmp_path, monkeypatch,
         assert len(warnings) == 1 and warnings[0] is seen[0] and warnings[0].variant == ""
         assert warnings[0].phase == "warning: machine busy (load 1.5 on 2 cores): timings may be noisy"
         assert warnings[0].fraction == 0.0
+        # the one-round record keeps its load, so every figure of it is captioned "busy machine"
+        assert recs[0].details["loadavg"] == [[1.5, 1.5]]
+        assert "measured on a busy machine (load 1.5 on 2 cores)" in select.source_note(recs)
     else:
         assert not warnings
+        assert "loadavg" not in recs[0].details and "busy" not in select.source_note(recs)
 
 
 def test_progress_defaults_keep_old_callers_working():

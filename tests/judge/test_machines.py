@@ -131,7 +131,7 @@ def test_no_chart_line_or_bar_joins_two_machines(case):
     at_100 = [r for r in recs if r.params["seq_len"] == 100]
     mixed_shown = [r for r in at_100 if (r.variant == "tf1_static") == (select.machine_key(r) == select.machine_key(
         recs[0]))]  # static from A, dynamic from B: what a page shows when each machine has one of them
-    built = [charts.step_time(at_100), charts.step_time(at_100, "train_ms"), charts.build_and_graph(at_100),
+    built = [charts.step_time(at_100), charts.step_time(at_100, "train_ms"), charts.build_time(at_100), charts.graph_size(at_100),
              charts.memory(at_100), charts.gflops(at_100), charts.gflops(mixed_shown)]
     built += [charts.sweep(recs, metric=m) for m in ("fwd_ms", "train_ms", "build_s")]
     point = EXP.params.fill(SEED)

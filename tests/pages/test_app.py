@@ -180,7 +180,7 @@ def test_unrolling_shows_stored_results_at_once_with_charts_and_downloads():
     # the ratio with its interval from the quartiles (0.9/2.4 .. 1.2/1.8); the raw bound columns stay off the screen
     assert "forward vs tf1_dynamic" in frame.columns and frame.loc[0, "forward vs tf1_dynamic"] == "0.50x (0.38–0.67)"
     assert not any(c.endswith(("(low)", "(high)")) for c in frame.columns)
-    assert len(at.get("vega_lite_chart")) == 5 + 3  # five charts, three sweep tabs
+    assert len(at.get("vega_lite_chart")) == 6 + 3  # six charts (three rows of two), three sweep tabs
     assert {b.label for b in at.get("download_button")} >= {"CSV", "Markdown", "LaTeX"}
     # a PowerPoint and PNGs take seconds: made on a click, then held by the button (and kept for every session
     # showing this view), so the download survives a busy server (no deferred file to lose)

@@ -6,8 +6,9 @@ without an ellipsis, and a run's progress line in view the moment Run is clicked
   grid wraps it (at spaces, within the cell's padding). A cell whose text needs more lines than its row has is cut
   unless it ends with "…" (``ui.common.frame_table`` writes one; its full text opens with a click, and the CSV
   download has it); a header wider than its column is cut.
-- Any other text (labels, a select box's value, a popover's button, captions) is cut when an ancestor that clips
+- Any other text (labels, a select box's value, an input's placeholder, a popover's button, captions) is cut when an ancestor that clips
   (``overflow`` hidden or clip) ends before the text does and the clipping does not draw an ellipsis.
+- A popover's text (the "Slides" popover beside the downloads), opened, is checked the same way.
 - Run: on the Unrolling page, scrolled just far enough to show its Run button at the bottom of the window, Run is
   clicked; right away the progress bar must be inside the viewport (it lives at the top of the sidebar,
   ``ui.sidebar.run_area``), and the run is cancelled.
@@ -23,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser_util import CHROMIUM, HEIGHT, NEEDS_CHROMIUM, VIEWS, no_exception, open_page, screenshot, wait_idle
+from tests.browser_util import SCREENSHOTS
 
 pytestmark = [pytest.mark.slow,  # a Streamlit server, a browser and one tiny run
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NEEDS_CHROMIUM)]
@@ -88,7 +90,8 @@ GRID_CUTS = r"""() => {
 # Other text cut by a clipping ancestor without an ellipsis.
 DOM_CUTS = r"""() => {
   const out = [];
-  const roots = [document.querySelector('[data-testid="stMain"]'), document.querySelector('[data-testid="stSidebar"]')];
+  const roots = [document.querySelector('[data-testid="stMain"]'), document.querySelector('[data-testid="stSidebar"]'),
+                 ...document.querySelectorAll('[data-testid="stPopoverBody"]')];  // an open popover: a layer of its own
   for (const root of roots) {
     if (!root) continue;
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
@@ -124,6 +127,18 @@ DOM_CUTS = r"""() => {
       out.push({what: `select box value ${JSON.stringify(i.value.slice(0, 60))} cut (${i.scrollWidth} px in ${i.clientWidth})`,
                 where: 'stSelectbox'});
   });
+  // an input's placeholder (a multiselect's "default: ..."): the input clips it and draws no ellipsis
+  const ctx = document.createElement('canvas').getContext('2d');
+  roots.filter(Boolean).forEach(root => root.querySelectorAll('input[placeholder]').forEach(i => {
+    const r = i.getBoundingClientRect(), s = getComputedStyle(i);
+    if (!(r.width > 0) || i.value || !i.placeholder.trim()) return;
+    ctx.font = s.font || `${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
+    const room = i.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+    const need = ctx.measureText(i.placeholder).width;
+    if (need > room + 1 && s.textOverflow !== 'ellipsis')
+      out.push({what: `placeholder ${JSON.stringify(i.placeholder.slice(0, 60))} cut (${Math.ceil(need)} px in ${Math.floor(room)})`,
+                where: 'input'});
+  }));
   return out;
 }"""
 
@@ -165,3 +180,22 @@ def test_no_text_cut_and_the_progress_in_view(bundled_site):
     wait_idle(page, timeout=120)
     assert not problems, "text cut without an ellipsis at 1400x1000:\n" + "\n".join(
         f"- {p}: {b}" for p, bad in problems.items() for b in bad)
+
+
+def test_the_slides_popover_cuts_no_text(bundled_site):
+    """The download row's "Slides" popover, opened at 1400x1000: its labels and the column picker's placeholder are
+    whole (it read "default: variant, metric, ratio to the refe")."""
+    url, page = bundled_site
+    open_page(page, f"{url}/unrolling")
+    button = page.get_by_role("button", name="Slides").first
+    button.scroll_into_view_if_needed()
+    button.click()
+    body = page.locator('[data-testid="stPopoverBody"]').first
+    body.wait_for(state="visible", timeout=30_000)
+    page.wait_for_timeout(500)
+    assert "table columns" in body.inner_text()
+    bad = [f"{c['what']} ({c['where']})" for c in page.evaluate(DOM_CUTS)]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "text-slides-popover.png"))  # the window: the popover is a layer
+    page.keyboard.press("Escape")
+    assert not bad, "text cut without an ellipsis in the Slides popover:\n" + "\n".join(bad)

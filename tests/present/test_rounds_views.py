@@ -12,6 +12,7 @@ import pytest
 
 from rnnlab.core import rules, stats
 from rnnlab.core.record import parse_records
+from rnnlab.judge import select
 from rnnlab.present import charts, tables
 from rnnlab.present import unrolling as U
 from tests.factories import TEST_CPU_ENV, record
@@ -128,8 +129,11 @@ def test_a_busy_machine_is_said_in_the_caption():
     assert "busy" not in tables.comparison([calm], reference="tf1_dynamic").caption
     busy = rec("tf1_static", fwd_ms=6.0, details={"loadavg": [[0.5, 1.2], [2.6, 3.1]]})
     caption = tables.comparison([busy, calm], reference="tf1_dynamic").caption
-    assert "measured on a busy machine (load 3.1 on 2 cores)" in caption
-    assert tables.busy([rec("tf1_static", fwd_ms=1.0, details={"loadavg": ["x", None]})]) == ""  # unreadable: quiet
+    assert caption.count("measured on a busy machine (load 3.1 on 2 cores)") == 1
+    # one home: the source note every chart, verdict and slide carries says it too
+    assert "measured on a busy machine" in select.source_note([busy, calm])
+    assert "busy" not in select.source_note([calm])
+    assert select.busy_note([rec("tf1_static", fwd_ms=1.0, details={"loadavg": ["x", None]})]) == ""  # unreadable
 
 
 # -- sweeps ------------------------------------------------------------------------------------------------------------
