@@ -192,6 +192,27 @@ def stored(sec: Section, values: dict, chosen: list[str]):
         st.warning("device=gpu: TensorFlow sees no GPU where this app runs, so a run would fail. Stored or bundled "
                    "GPU results still show; choose auto or cpu to run.", icon=":material/memory:")
 
+    busy = run_buttons(sec, plan, sel)
+    shown = sel.records
+    if not shown:
+        if busy:
+            st.info("Measuring: the results appear here when the run ends.", icon=":material/hourglass_top:")
+        else:
+            ui.how_to_get(vv.cli_command(sec.exp.name, values, list(plan.variants)), page="varlen", button="Run",
+                          here=True)
+            st.caption(f"Settings: {vv.fmt_params(plan.points[0])}.")
+        return None
+    note = vv.not_here_note(shown)
+    if note:
+        st.info(note, icon=":material/inventory_2:")
+    if sel.others:
+        st.caption("Also stored for these settings, not shown (one machine per table and chart): "
+                   + "; ".join(sel.others) + ".")
+    return shown
+
+
+def run_buttons(sec: Section, plan, sel) -> bool:
+    """Run (the variants not stored) and Measure all again, the run's progress in the sidebar; True when busy."""
     busy = ui.jobs.manager().busy()
     refused = ui.jobs.refusal(plan)  # hosted mode: over the demo's caps, so not offered as a live button
     why = ui.md_escape(refused) if refused else None
@@ -219,22 +240,7 @@ def stored(sec: Section, values: dict, chosen: list[str]):
     with ui.sidebar.run_area():  # in view wherever the page is scrolled
         ui.jobs.panel(watch=P, mine={ui.jobs.plan_key(plan)})
         ui.sidebar.run_estimate()
-    shown = sel.records
-    if not shown:
-        if busy:
-            st.info("Measuring: the results appear here when the run ends.", icon=":material/hourglass_top:")
-        else:
-            ui.how_to_get(vv.cli_command(sec.exp.name, values, list(plan.variants)), page="varlen", button="Run",
-                          here=True)
-            st.caption(f"Settings: {vv.fmt_params(plan.points[0])}.")
-        return None
-    note = vv.not_here_note(shown)
-    if note:
-        st.info(note, icon=":material/inventory_2:")
-    if sel.others:
-        st.caption("Also stored for these settings, not shown (one machine per table and chart): "
-                   + "; ".join(sel.others) + ".")
-    return shown
+    return busy
 
 
 def styled_checks(view):

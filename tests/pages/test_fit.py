@@ -1,9 +1,9 @@
-"""Tables that fit the page (``ui.common.fit_config`` / ``column_groups``): pure width arithmetic, no browser
+"""Tables that fit the page (``ui.tables.fit_config`` / ``column_groups``): pure width arithmetic, no browser
 (tests/pages/test_layout_browser.py checks the rendered page)."""
 
 import pandas as pd
 
-from ui.common import FULL, column_groups, fit_config
+from ui.tables import FULL, column_groups, fit_config
 
 
 def _frame(n_cols: int, text: str = "x" * 40) -> pd.DataFrame:
