@@ -5,10 +5,12 @@ from __future__ import annotations
 import copy
 import functools
 import math
+import pickle
 
 import streamlit as st
 
 from rnnlab.core.format import MISSING
+from rnnlab.core.memo import Memo
 from rnnlab.core.views import TableView, to_frame
 
 # -- tables that fit their column ----------------------------------------------------------------------------------
@@ -142,10 +144,9 @@ def fit_config(frame, *, budget: int = FULL, max_lines: int = 3, config: dict | 
     return out, (None if lines == 1 else max(_WRAP, _ROW + _LINE * (lines - 1)))
 
 
-def _shortened(frame, data, cols, column_config: dict, row_height: int | None):
-    """``frame`` (a DataFrame or a Styler over ``data``) with every text cell of ``cols`` that its row cannot hold
-    :func:`shorten`-ed: the grid cuts such text without an ellipsis."""
-    import pandas as pd
+def _cuts(data, cols, column_config: dict, row_height: int | None) -> dict:
+    """The text cells of ``cols`` that their row cannot hold, :func:`shorten`-ed (column -> its cells): the grid
+    cuts such text without an ellipsis."""
     from pandas.api.types import is_object_dtype, is_string_dtype
 
     lines = 1 if row_height is None else max(1, (row_height - _ROW) // _LINE + 1)
@@ -160,9 +161,16 @@ def _shortened(frame, data, cols, column_config: dict, row_height: int | None):
         short = [v if not isinstance(v, str) else shorten(v, width, lines) for v in values]
         if short != values:
             cut[c] = short
+    return cut
+
+
+def _shortened(frame, data, cut: dict):
+    """``frame`` (a DataFrame or a Styler over ``data``) with the cells of ``cut`` (:func:`_cuts`) in place."""
+    import pandas as pd
+
     if not cut:
         return frame
-    under = getattr(frame, "data", None)  # a Styler's frame, else None
+    under = getattr(frame, "data", None) if _is_styler(frame) else None  # a Styler's frame
     new = (frame if under is None else under).copy()
     for c, short in cut.items():
         new[c] = pd.Series(short, index=data.index, dtype=object)
@@ -171,6 +179,12 @@ def _shortened(frame, data, cols, column_config: dict, row_height: int | None):
     styled = copy.copy(frame)  # the same styles over the shortened cells
     styled.data = new
     return styled
+
+
+def _is_styler(frame) -> bool:
+    from pandas.io.formats.style import Styler
+
+    return isinstance(frame, Styler)
 
 
 def _label(config: dict, c: str) -> str:
@@ -213,6 +227,41 @@ def column_groups(frame, *, config: dict | None = None, budget: int = FULL) -> l
     return groups
 
 
+# A table's layout (its column groups, widths, row height and shortened cells) and, for a plain frame, its Arrow
+# table: computed once per (content, settings) and shared by every session and rerun. Measuring every cell's text and
+# converting the frame was most of a table's server time on every rerun of a page.
+_LAYOUTS = Memo(size=1024)
+
+
+def _content_key(data) -> bytes | None:
+    """``data`` (a DataFrame) as a key: its pickle (equal frames, equal bytes; a NaN equals itself here), or None
+    for a frame that does not pickle (then it is laid out afresh)."""
+    try:
+        return pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 -- any cell pickle refuses: no key, no cache
+        return None
+
+
+def _layout(data, *, config: dict | None, budget: int, max_lines: int, pinned: bool, selectable: bool,
+            arrow: bool) -> list[tuple[list[str], dict, int | None, dict, object]]:
+    """Per table the frame is drawn as: (its columns, column_config, row height, its cut cells, and with ``arrow``
+    the shortened frame up to that table as an Arrow table, else None). See :func:`frame_table`."""
+    from streamlit import dataframe_util
+
+    groups = [list(map(str, data.columns))] if selectable else column_groups(data, config=config, budget=budget)
+    out, shown = [], data
+    for cols in groups:
+        column_config, row_height = fit_config(data[cols], budget=budget, max_lines=max_lines, config=config,
+                                               pinned=pinned)
+        cut = _cuts(data, cols, column_config, row_height)
+        table = None
+        if arrow:
+            shown = _shortened(shown, data, cut)
+            table = dataframe_util.convert_pandas_df_to_arrow_table(shown)
+        out.append((cols, column_config, row_height, cut, table))
+    return out
+
+
 def frame_table(frame, *, key: str | None = None, config: dict | None = None, budget: int = FULL,
                 max_lines: int = 3, pinned: bool = True, height=None, columns=None, **kw):
     """``st.dataframe`` of ``frame`` (or a pandas Styler over it) that fits its column (:func:`fit_config`);
@@ -220,26 +269,34 @@ def frame_table(frame, *, key: str | None = None, config: dict | None = None, bu
     missing values show as ``MISSING``; every row shown (up to 40). Columns that cannot fit even with wrapped cells
     go on into a second table under the first, which starts with the same first column (:func:`column_groups`;
     not for a table whose rows are selected). Returns what the first ``st.dataframe`` returns (a selection
-    event)."""
-    data = getattr(frame, "data", frame)  # a Styler: the frame under it
+    event). The layout (and a plain frame's Arrow table) is computed once per content and settings."""
+    styler = _is_styler(frame)
+    data = frame.data if styler else frame
     if columns is not None:
         data = data[list(columns)]
-    groups = [list(map(str, data.columns))] if "on_select" in kw else column_groups(data, config=config,
-                                                                                      budget=budget)
+    selectable = "on_select" in kw
+    arrow = not styler and not selectable and columns is None
+    settings = (repr(config), budget, max_lines, pinned, selectable, arrow)
+    content = _content_key(data)
+
+    def make():
+        return _layout(data, config=config, budget=budget, max_lines=max_lines, pinned=pinned,
+                       selectable=selectable, arrow=arrow)
+
+    layout = make() if content is None else _LAYOUTS.get((content, settings), make)
     first = None
-    for i, cols in enumerate(groups):
-        column_config, row_height = fit_config(data[cols], budget=budget, max_lines=max_lines, config=config,
-                                               pinned=pinned)
-        frame = _shortened(frame, data, cols, column_config, row_height)
+    for i, (cols, column_config, row_height, cut, table) in enumerate(layout):
+        if table is None:
+            frame = _shortened(frame, data, cut)
         args = dict(hide_index=True, key=key if i == 0 or key is None else f"{key}-{i}", width="stretch",
                     column_config=column_config, row_height=row_height, placeholder=MISSING)
-        if len(groups) > 1 or columns is not None:
+        if len(layout) > 1 or columns is not None:
             args["column_order"] = cols
         if height is not None:
             args["height"] = height
         elif len(data) <= 40:  # every row shown: a report, not a scroll box
             args["height"] = "content"
-        out = st.dataframe(frame, **(args | kw))
+        out = st.dataframe(frame if table is None else table, **(args | kw))
         first = out if i == 0 else first
     return first
 
