@@ -104,7 +104,7 @@ if not shown["check"].astype(str).str.strip().any():  # no flag in any row: the 
     COLUMNS.remove("check")
 event = ui.frame_table(
     shown, columns=COLUMNS, key=P + "table-" + rows_sig, on_select="ignore" if HOSTED else "rerun",
-    selection_mode="multi-row", budget=ui.common.FULL - (0 if HOSTED else 40),  # the selection boxes' column
+    selection_mode="multi-row", budget=ui.tables.FULL - (0 if HOSTED else 40),  # the selection boxes' column
     max_lines=1, height=min(600, 35 * (len(shown) + 1) + 3), config={  # one line a row: a browser of records
         "date": st.column_config.TextColumn("date (UTC)", width=118),
         "fwd_ms": st.column_config.NumberColumn("forward (ms)", format="%.3g", width=96),

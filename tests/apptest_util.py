@@ -46,7 +46,7 @@ def plain(text: str) -> str:
 
 def shown_as(cell: object, full: object) -> bool:
     """A table cell as the page shows ``full``: the same text, or its start cut at a word with "…" where its row
-    cannot hold it all (``ui.common.shorten``)."""
+    cannot hold it all (``ui.tables.shorten``)."""
     cell, full = " ".join(str(cell).split()), " ".join(str(full).split())
     return cell == full or (cell.endswith("…") and full.startswith(cell[:-1].rstrip()))
 

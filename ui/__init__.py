@@ -17,7 +17,9 @@ A page is a short script in ``pages/`` registered in ``ui/nav.py``; it starts wi
 """
 
 from . import downloads, jobs, nav, runbar, sidebar, tabstate, uploads  # noqa: F401
-from .common import (MISSING, anchor, comparison_frame, comparison_tables, findings_md, fit_config,  # noqa: F401
-                     chart, frame_table, guard, how_to_get, md_escape, page_link, panels_to, records, shared, store,
-                     table)
+from . import charts, tables  # noqa: F401
+from .charts import chart, panels_to  # noqa: F401
+from .common import anchor, findings_md, guard, how_to_get, md_escape, page_link, store  # noqa: F401
+from .shared import records, shared  # noqa: F401
+from .tables import MISSING, comparison_frame, comparison_tables, fit_config, frame_table, table  # noqa: F401
 from .urlsync import UrlSync  # noqa: F401

@@ -28,7 +28,7 @@ SWEEP_S = 5.0  # how often the sweeper looks for sessions that ended
 GRACE_S = 20.0  # a session gone this long is closed: a reconnect within it (a network blip) keeps its state
 _seen: dict[str, float | None] = {}  # Streamlit session id -> when it was first seen gone (None: connected)
 _seen_lock = threading.Lock()
-# ledger key -> the views of that session's own uploads (``ui.common.shared``): kept here, not in the session's
+# ledger key -> the views of that session's own uploads (``ui.shared.shared``): kept here, not in the session's
 # state, so they go when the sweeper releases the session even if Streamlit still holds the session object
 _views: dict[str, Memo] = {}
 _trims_due = 0  # sweeps that still give freed memory back to the system after sessions were released

@@ -1,9 +1,9 @@
-"""Tables that fit the page (``ui.common.fit_config`` / ``column_groups``): pure width arithmetic, no browser
+"""Tables that fit the page (``ui.tables.fit_config`` / ``column_groups``): pure width arithmetic, no browser
 (tests/pages/test_layout_browser.py checks the rendered page)."""
 
 import pandas as pd
 
-from ui.common import FULL, column_groups, fit_config
+from ui.tables import FULL, column_groups, fit_config
 
 
 def _frame(n_cols: int, text: str = "x" * 40) -> pd.DataFrame:
@@ -37,3 +37,29 @@ def test_columns_whose_headers_cannot_fit_continue_in_a_second_table_with_the_fi
     assert len(groups) >= 2 and all(g[0] == "variant" for g in groups)
     assert [c for g in groups for c in g[1:]] == [f"column number {i}" for i in range(14)]
     assert column_groups(_frame(3)) == [list(_frame(3).columns)]
+
+
+def test_a_tables_layout_is_made_once_per_content_and_is_the_same_as_made_afresh(monkeypatch):
+    from ui import tables
+
+    drawn = []
+    monkeypatch.setattr(tables.st, "dataframe", lambda data, **kw: drawn.append((data, kw)))
+    monkeypatch.setattr(tables, "_LAYOUTS", tables.Memo(size=8))
+    long = "a sentence long enough that a column of the page cannot hold it on three lines " * 4
+    frame = _frame(14, long)  # two tables (column groups), cells shortened with an ellipsis
+    tables.frame_table(frame, key="t")
+    tables.frame_table(frame.copy(), key="t")  # equal content, another object: laid out once
+    assert tables._LAYOUTS.misses == 1 and tables._LAYOUTS.hits == 1
+    first, again = drawn[:len(drawn) // 2], drawn[len(drawn) // 2:]
+    assert len(first) >= 2
+    fresh = tables._layout(frame, config=None, budget=FULL, max_lines=3, pinned=True, selectable=False, arrow=True)
+    for (data, kw), (a_data, a_kw), (cols, config, height, _, arrow) in zip(first, again, fresh):
+        assert data.equals(arrow) and a_data.equals(arrow) and kw["column_config"] == config == a_kw["column_config"]
+        assert kw["row_height"] == height and kw["column_order"] == cols
+    shown = first[0][0].column("column number 0").to_pylist()
+    assert shown[0].endswith(tables.ELLIPSIS) and shown[1] == "short"
+    changed = frame.copy()
+    changed.loc[1, "column number 0"] = "other"
+    tables.frame_table(changed, key="t")  # another content: laid out again
+    assert tables._LAYOUTS.misses == 2
+    assert drawn[-2][0].column("column number 0").to_pylist()[1] == "other"

@@ -4,7 +4,7 @@ without an ellipsis, and a run's progress line in view the moment Run is clicked
 - A table's cells and headers are drawn on a canvas (Glide Data Grid): each shown grid's columns, widths, row
   height and cells are read from its React props, each text measured with the grid's own font and wrapped as the
   grid wraps it (at spaces, within the cell's padding). A cell whose text needs more lines than its row has is cut
-  unless it ends with "…" (``ui.common.frame_table`` writes one; its full text opens with a click, and the CSV
+  unless it ends with "…" (``ui.tables.frame_table`` writes one; its full text opens with a click, and the CSV
   download has it); a header wider than its column is cut.
 - Any other text (labels, a select box's value, an input's placeholder, a popover's button, captions) is cut when an ancestor that clips
   (``overflow`` hidden or clip) ends before the text does and the clipping does not draw an ellipsis.
