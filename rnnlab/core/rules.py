@@ -69,6 +69,20 @@ def busy(load: float | None, cores: float | None) -> bool:
     return load is not None and bool(cores) and cores > 0 and load > BUSY * cores
 
 
+def busy_run(loads: Sequence[float], cores: float | None) -> float | None:
+    """The reading that makes a run's figures "measured on a busy machine", or None: ``loads`` are the 1-minute
+    load averages noted before and after each round, in order. The first was read before any of the run's workers
+    started, so it is judged by :func:`busy` alone; every later one also counts the run's own workers (each keeps up
+    to one core busy while it is timed, and an interleaved round imports TensorFlow in all of them at once), so it
+    means a busy machine only above what the run itself can explain: ``BUSY`` of the cores plus every core."""
+    if not loads or not cores or cores <= 0:
+        return None
+    if busy(loads[0], cores):
+        return loads[0]
+    later = [x for x in loads[1:] if x > (BUSY + 1.0) * cores]
+    return max(later) if later else None
+
+
 def gain(win: float, lose: float) -> float:
     """The share of ``lose`` saved by ``win`` (negative: ``win`` is bigger)."""
     return 1.0 - win / lose if lose > 0 else 0.0

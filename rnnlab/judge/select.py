@@ -115,8 +115,9 @@ def _loads(rec: Record) -> list[float]:
 
 
 def busy_note(records: Sequence[Record]) -> str:
-    """"measured on a busy machine (load 3.1 on 2 cores)" when a record's load rose above ``rules.BUSY`` of its
-    cores (``rules.busy``; the busiest such record), "" otherwise. Part of :func:`source_note`, so every table,
+    """"measured on a busy machine (load 3.1 on 2 cores)" when a record's loads say so (``rules.busy_run``: above
+    ``rules.BUSY`` of its cores before the run, or above what the run itself explains later; the busiest such
+    record), "" otherwise. Part of :func:`source_note`, so every table,
     chart, verdict and slide that says where its figures come from says this too."""
     from rnnlab.core import rules
 
@@ -125,8 +126,8 @@ def busy_note(records: Sequence[Record]) -> str:
         cores, loads = r.env.get("cores"), _loads(r)
         if not isinstance(cores, (int, float)) or isinstance(cores, bool) or not loads:
             continue
-        load = max(loads)
-        if rules.busy(load, cores) and (worst is None or load / cores > worst[0]):
+        load = rules.busy_run(loads, cores)
+        if load is not None and (worst is None or load / cores > worst[0]):
             worst = (load / cores, load, int(cores))
     if worst is None:
         return ""

@@ -134,6 +134,11 @@ def test_a_busy_machine_is_said_in_the_caption():
     assert "measured on a busy machine" in select.source_note([busy, calm])
     assert "busy" not in select.source_note([calm])
     assert select.busy_note([rec("tf1_static", fwd_ms=1.0, details={"loadavg": ["x", None]})]) == ""  # unreadable
+    # the run's own workers raise the load after its first reading: 2.4 on 2 cores after a quiet start is the run
+    own = rec("tf1_static", fwd_ms=6.0, details={"loadavg": [[0.4, 2.4], [2.4, 1.9]]})
+    assert select.busy_note([own]) == ""
+    early = rec("tf1_static", fwd_ms=6.0, details={"loadavg": [[1.4, 1.6]]})  # busy before any worker started
+    assert select.busy_note([early]) == "measured on a busy machine (load 1.4 on 2 cores)"
 
 
 # -- sweeps ------------------------------------------------------------------------------------------------------------
