@@ -6,7 +6,9 @@ The workers import TensorFlow side by side, then wait on their pipes (no CPU). T
 through each untimed or one-shot part (the cold build, the first call, building the training step, the matmul probe
 after the variant), so nothing it times competes with another worker, and at each timed series (``build_s``,
 ``fwd_ms``, ``train_ms``: ``WorkerContext.series``) it asks the waiting workers for one window each, in a fresh random
-order per cycle, many cycles, with the reference timed before, between and after the others (A R B R C R...): each
+order per cycle, many cycles, with the reference timed before, between and after the others (R A R B R C R, the
+next cycle going on from that last R, so no window follows one of its own process: a reference timed twice in a row
+would find its caches warm, its first window of a cycle fast and the ratio of the arm it brackets high): each
 window of an arm is paired with the geometric mean of the reference's windows just before and just after it (its
 bracket, ``<metric>@ref``), timed a second or two apart under the same load, which a linear drift of the load cancels
 out of (an ABA design). Their ratio is one paired sample (``core.stats.paired_interval``); two arms compare through
@@ -233,6 +235,7 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
         settle(a, msg)
         return None
 
+    before: float | None = None  # the reference's last window: the next arm's bracket opens with it
     while True:
         for _ in range(BATCH):
             order = [a for a in group if a not in out.messages and a != ref]
@@ -241,7 +244,8 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
                 for a in order:
                     window(a)
             else:  # the reference before, between and after the others: each window bracketed seconds apart
-                before = window(ref)
+                if before is None:  # the series' first window (a cycle goes on from the last one's reference
+                    before = window(ref)  # window: the reference never runs twice in a row, warm from itself)
                 for a in order:
                     value = window(a)
                     after = window(ref) if ref not in out.messages else None
