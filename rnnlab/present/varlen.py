@@ -1,8 +1,4 @@
 """Records of ``varlen``, ``padding`` and ``seed003`` -> the tables, charts and plain-words notes the Variable lengths
-from rnnlab.present.pages import Page
-from rnnlab.core.rules import Status  # noqa: F401 (pages read it from here)
-
-PAGE = Page("varlen", "Variable lengths", ":material/straighten:", order=2, about="variable-length sequences")
 page shows, and the same views as a Report for ``python -m rnnlab export --experiment varlen|padding|seed003``.
 Pure: no Streamlit, no TensorFlow (Altair and pandas only).
 
@@ -48,6 +44,10 @@ from rnnlab.present.varlen_records import (DASH, EXPERIMENTS, LABELS, VARIANTS, 
                                            gpu_visible, is_seed_config, lengths_note, normalize_lengths,
                                            not_here_note, ordered_groups, row_lengths, seed_config, selection,
                                            standing, _experiment_of)
+from rnnlab.core.rules import Status  # noqa: F401 (pages read it from here)
+from rnnlab.present.pages import Page
+
+PAGE = Page("varlen", "Variable lengths", ":material/straighten:", order=2, about="variable-length sequences")
 
 # -- one tab's views, and the page as a Report -------------------------------------------------------------------------
 TAB_TITLES = {"varlen": "Variable lengths", "padding": "Padding strategies", "seed003": "Seed 003 reproduced"}
