@@ -90,7 +90,7 @@ def run_env(static: dict, probe: dict | None, device: str) -> dict:
         "cpu": static["cpu"], "cores": static["cores"],
         "gpu": gpu, "cudnn": (probe or {}).get("cudnn") if gpu else None,
         "cuda": (probe or {}).get("cuda") if gpu else None,
-        "machine": f"{static['cpu']}, {static['cores']} cores" + (f", {gpu}" if gpu else ""),
+        "machine": f"{static['cpu']}, {static['cores']} core{'s' if static['cores'] != 1 else ''}" + (f", {gpu}" if gpu else ""),
     }
     if probe and probe.get("matmul_gflops"):
         env["matmul_gflops"] = round(float(probe["matmul_gflops"]), 2)
