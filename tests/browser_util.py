@@ -83,17 +83,29 @@ def server_pid(url: str) -> int:
     raise RuntimeError(f"no process listens on port {port}")
 
 
+_DRIVER: list = []  # one Playwright driver for the whole test process: a second sync_playwright() while the session
+#                     fixture's is open fails ("Sync API inside the asyncio loop")
+
+
+def _playwright():
+    if not _DRIVER:
+        import atexit
+
+        from playwright.sync_api import sync_playwright
+
+        _DRIVER.append(sync_playwright().start())
+        atexit.register(lambda: _DRIVER.pop().stop() if _DRIVER else None)
+    return _DRIVER[0]
+
+
 @contextlib.contextmanager
 def chromium_page(width: int = 1500, height: int = 1000):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            yield page
-        finally:
-            browser.close()
+    browser = _playwright().chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    try:
+        page = browser.new_page(viewport={"width": width, "height": height})
+        yield page
+    finally:
+        browser.close()
 
 
 def keep_on_loopback(context) -> list[str]:
