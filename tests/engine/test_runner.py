@@ -7,6 +7,7 @@ from rnnlab import experiments
 from rnnlab.engine.runner import Cancelled, run_task
 from rnnlab.core.store import Store
 from tests.factories import ENV, FAKE
+from tests.workers import ScriptedWorker
 
 
 
@@ -53,12 +54,13 @@ def test_failures_become_error_records_and_the_run_goes_on(fake, tmp_path):
 @pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_time_limit_and_memory_limit(fake, tmp_path):
     store = Store(tmp_path / "s.sqlite")
-    p = api.plan("fake", variants=["sleep"], overrides={"timeout_s": 12})
+    p = api.plan("fake", variants=["sleep"], overrides={"timeout_s": 5})  # the least timeout_s takes
     (r,) = api.run(p, store=store, env=ENV)
-    assert r.error == "timed out after 12 s (timeout_s)"
+    assert r.error == "timed out after 5 s (timeout_s)"
     p = api.plan("fake", variants=["hog"])
-    (r,) = api.run(p, store=store, env=ENV, mem_limit_mb=1500)
-    assert r.error.startswith("out of memory: worker used") and "limit of 1500 MB" in r.error
+    # 300 MB: ten times a fake worker's own ~30 MB, far below the ~2 GB "hog" touches
+    (r,) = api.run(p, store=store, env=ENV, mem_limit_mb=300)
+    assert r.error.startswith("out of memory: worker used") and "limit of 300 MB" in r.error
 
 
 class FakeWorker:
@@ -89,7 +91,6 @@ class Clock:
         return self.t
 
 
-@pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_run_task_with_injected_clock_and_launcher():
     clock = Clock()
     w = FakeWorker([{"type": "phase", "phase": "build"}], clock)
@@ -106,6 +107,7 @@ def test_run_task_with_injected_clock_and_launcher():
     with pytest.raises(Cancelled):
         run_task({}, launcher=lambda t: FakeWorker([], Clock()), timeout_s=5, mem_limit_mb=None, cancel=ev,
                  clock=Clock())
-    done = run_task({}, launcher=lambda t: FakeWorker([{"type": "result", "metrics": {}}], Clock()), timeout_s=5,
+    # a worker that exits after its result, as a real one does (one that did not would be waited for: runner.reap)
+    done = run_task({}, launcher=lambda t: ScriptedWorker([{"type": "result", "metrics": {}}]), timeout_s=5,
                     mem_limit_mb=None, clock=Clock())
     assert done["type"] == "result"
