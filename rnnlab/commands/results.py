@@ -48,7 +48,7 @@ def _text(recs, *, fmt: str, width: int | None) -> str:
         return csv_bytes(recs).decode()
     views, _ = [], None
     for name in dict.fromkeys(r.experiment for r in recs):
-        views += report.experiment_views([r for r in recs if r.experiment == name])[0]
+        views += report.experiment_views([r for r in recs if r.experiment == name], with_charts=False)[0]
     # the cells a screen shows: each ratio with its interval in its text, noise flags, a "check" column where a row
     # cannot be true; the raw interval columns (for CSV/JSON exports) left out
     views = [tables.without_bounds(v) for v in views]

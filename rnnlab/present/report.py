@@ -137,9 +137,11 @@ def sweep_sets(records: Sequence[Record], x: str = "seq_len") -> list[list[Recor
     return [recs for recs in by.values() if len({r.params[x] for r in recs}) >= 2]
 
 
-def experiment_views(records: Sequence[Record]) -> tuple[list[TableView], list[ChartView]]:
+def experiment_views(records: Sequence[Record], *, with_charts: bool = True
+                     ) -> tuple[list[TableView], list[ChartView]]:
     """Tables and charts for one experiment's records: one comparison per configuration and machine
-    (``select.groups``), sweeps where swept (a line per variant and machine)."""
+    (``select.groups``), sweeps where swept (a line per variant and machine). ``with_charts=False``: the tables
+    alone (no charts built: Altair is most of the time), for text that shows no chart."""
     if not records:
         return [], []
     exp = experiments.get(records[0].experiment)
@@ -153,8 +155,9 @@ def experiment_views(records: Sequence[Record]) -> tuple[list[TableView], list[C
             tvs.append(tables.comparison(recs, reference=exp.reference, title=title))
         else:
             tvs.append(tables.generic(recs, title=title))
-        cvs += group_charts(recs, f"{fmt_params(dict(group.config))}; {group.note()}")
-    for x in ("seq_len",):
+        if with_charts:
+            cvs += group_charts(recs, f"{fmt_params(dict(group.config))}; {group.note()}")
+    for x in ("seq_len",) if with_charts else ():
         for recs in sweep_sets(records, x):
             for metric in ("fwd_ms", "train_ms", "build_s"):
                 cfg = {k: v for k, v in recs[0].params.items() if k != x}
