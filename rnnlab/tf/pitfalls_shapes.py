@@ -3,16 +3,40 @@ program run as shown, the right one checked against the float64 NumPy reference.
 
 from __future__ import annotations
 
+import contextlib
+
 from rnnlab.tf.pitfall_programs import PITFALLS
 from rnnlab.tf.pitfalls_harness import TF1Run, layer_groups, maxdiff, np_stack, program_name, tf1_ns
 from rnnlab.tf.program import err_fields, error_summary
 
 
+TOL = 1e-4  # the right code against the float64 NumPy reference: every check's "max abs diff < 1e-4"
+
+
+@contextlib.contextmanager
 def _shape_pair(p, variant, tf, np, kind=None):
+    """(wrong, right): the pitfall's two programs, run; both closed on the way out."""
     spec = PITFALLS[variant]
     wrong = TF1Run(tf, spec["wrong_code"], tf1_ns(tf, np, p, kind), program_name(variant, "wrong"), p["seed"])
-    right = TF1Run(tf, spec["right_code"], tf1_ns(tf, np, p, kind), program_name(variant, "right"), p["seed"])
-    return wrong, right
+    try:
+        right = TF1Run(tf, spec["right_code"], tf1_ns(tf, np, p, kind), program_name(variant, "right"), p["seed"])
+        try:
+            yield wrong, right
+        finally:
+            right.close()
+    finally:
+        wrong.close()
+
+
+def _error(run) -> str:
+    """What a program that failed raised, in one line: "<type>: <summary>"."""
+    return f"{run.err['error_type']}: {error_summary(run.err['error'])}"
+
+
+def _matches(out, ref, np, also: bool = True) -> tuple[bool, dict]:
+    """A right program's check: (``also`` and ``out`` within TOL of the NumPy ``ref``, its metric)."""
+    d = maxdiff(out, ref, np)
+    return also and d < TOL, {"right_ref_abs_diff": d}
 
 
 def _variations(p, variant, tf, np, kind=None) -> list[dict]:
@@ -49,8 +73,7 @@ def _state_shapes(tf, state) -> list:
 
 def _run_time_major(p, variant, ctx, tf, np) -> dict:
     kind = p["cell"]
-    wrong, right = _shape_pair(p, variant, tf, np)
-    try:
+    with _shape_pair(p, variant, tf, np) as (wrong, right):
         feed_key = "data_tm" if variant == "shape_time_major" else "data"
         if not right.ok:
             raise RuntimeError(f"right code failed: {right.err['error']}")
@@ -75,39 +98,32 @@ def _run_time_major(p, variant, ctx, tf, np) -> dict:
                       f"{extra['state_shapes_right']}); outputs differ from the right code's by up to {diff:.3g} "
                       f"with the same weights")
         else:
-            result = f"fails: {wrong.err['error_type']}: {error_summary(wrong.err['error'])}"
-        check_ok = ref_diff < 1e-4
+            result = f"fails: {_error(wrong)}"
+        check_ok = ref_diff < TOL
         metrics["check_passed"] = int(check_ok)
         check = ("the right code's outputs, read in its own layout, match a float64 NumPy unroll of the batch-major "
                  "data with the same weights (max abs diff < 1e-4)")
         return {"metrics": metrics, "details": _shape_details(variant, wrong, result, check_ok, check, [], extra)}
-    finally:
-        wrong.close()
-        right.close()
 
 
 def _simple_error_pitfall(p, variant, ctx, tf, np, check_fn, check_text, kind=None) -> dict:
     """Wrong code expected to fail (or not: whatever happens is recorded); the right code checked by ``check_fn``."""
-    wrong, right = _shape_pair(p, variant, tf, np, kind)
-    try:
+    with _shape_pair(p, variant, tf, np, kind) as (wrong, right):
         if wrong.ok:
             shape = list(np.shape(wrong.ns.get("out"))) if "out" in wrong.ns else None
             result = "runs without an error" + (f"; result shape {shape}" if shape else "")
         else:
-            result = f"fails: {wrong.err['error_type']}: {error_summary(wrong.err['error'])}"
+            result = f"fails: {_error(wrong)}"
         metrics = {"wrong_builds": int(wrong.ok)}
         if right.ok:
             ok, m = check_fn(right)
         else:
             ok, m = False, {}
-            result += f" (right code failed too: {right.err['error_type']}: {error_summary(right.err['error'])})"
+            result += f" (right code failed too: {_error(right)})"
         metrics.update(m)
         metrics["check_passed"] = int(ok)
         return {"metrics": metrics, "details": _shape_details(variant, wrong, result, ok, check_text,
                                                               _variations(p, variant, tf, np, kind))}
-    finally:
-        wrong.close()
-        right.close()
 
 
 def _run_2d(p, variant, ctx, tf, np) -> dict:
@@ -117,8 +133,7 @@ def _run_2d(p, variant, ctx, tf, np) -> dict:
         w = _cell_weights(right)
         ref, _ = np_stack(kind, w, right.ns["data"][:, :1])
         out = np.asarray(right.ns["out"])
-        d = maxdiff(out, ref, np)
-        return out.shape == (p["batch"], 1, p["units"]) and d < 1e-4, {"right_ref_abs_diff": d}
+        return _matches(out, ref, np, out.shape == (p["batch"], 1, p["units"]))
 
     return _simple_error_pitfall(p, variant, ctx, tf, np, check,
                                  "the right code returns [batch, 1, units] equal to one NumPy cell step on the first "
@@ -136,7 +151,7 @@ def _run_zero_state(p, variant, ctx, tf, np) -> dict:
             out = right.run(right.ns["outputs"], {"x": data})
             ref, _ = np_stack(kind, w, data)
             diffs.append(maxdiff(out, ref, np))
-        return max(diffs) < 1e-4, {"right_ref_abs_diff": max(diffs)}
+        return max(diffs) < TOL, {"right_ref_abs_diff": max(diffs)}
 
     return _simple_error_pitfall(p, variant, ctx, tf, np, check,
                                  "the right graph runs for batch and for 2 * batch and matches a NumPy unroll from a "
@@ -148,8 +163,7 @@ def _run_state_is_tuple(p, variant, ctx, tf, np) -> dict:
         w = _cell_weights(right)
         ns = right.ns
         ref, _ = np_stack("lstm", w, ns["data"], states=[(ns["c_init"], ns["h_init"])])
-        d = maxdiff(ns["out"], ref, np)
-        return d < 1e-4, {"right_ref_abs_diff": d}
+        return _matches(ns["out"], ref, np)
 
     return _simple_error_pitfall(p, variant, ctx, tf, np, check,
                                  "with LSTMStateTuple(c=c_init, h=h_init) the outputs match a NumPy LSTM started from "
@@ -157,8 +171,7 @@ def _run_state_is_tuple(p, variant, ctx, tf, np) -> dict:
 
 
 def _run_state_order(p, variant, ctx, tf, np) -> dict:
-    wrong, right = _shape_pair(p, variant, tf, np, "lstm")
-    try:
+    with _shape_pair(p, variant, tf, np, "lstm") as (wrong, right):
         metrics = {"wrong_builds": int(wrong.ok)}
         extra = {}
         if not right.ok:
@@ -178,15 +191,12 @@ def _run_state_order(p, variant, ctx, tf, np) -> dict:
             result = (f"runs without an error; state[0] has shape {list(np.shape(wlast))} like h, but differs from "
                       f"the last output by up to {d:.3g} (it equals the cell memory c: diff {d_c:.2g})")
         else:
-            result = f"fails: {wrong.err['error_type']}: {error_summary(wrong.err['error'])}"
-        ok = d_right < 1e-4
+            result = f"fails: {_error(wrong)}"
+        ok = d_right < TOL
         metrics["check_passed"] = int(ok)
         check = "state.h equals the NumPy LSTM's last output (= outputs[:, -1]) (max abs diff < 1e-4)"
         return {"metrics": metrics, "details": _shape_details(variant, wrong, result, ok, check,
                                                               _variations(p, variant, tf, np, "lstm"), extra)}
-    finally:
-        wrong.close()
-        right.close()
 
 
 def _run_initial_state_stack(p, variant, ctx, tf, np) -> dict:
@@ -196,8 +206,7 @@ def _run_initial_state_stack(p, variant, ctx, tf, np) -> dict:
         groups = layer_groups(right.trainable())
         w = [right.values(g) for g in groups]
         ref, _ = np_stack(kind, w, right.ns["data"])
-        d = maxdiff(right.ns["out"], ref, np)
-        return len(groups) == 3 and d < 1e-4, {"right_ref_abs_diff": d}
+        return _matches(right.ns["out"], ref, np, len(groups) == 3)
 
     return _simple_error_pitfall(p, variant, ctx, tf, np, check,
                                  "with the stack's own zero_state (one state per layer) the outputs match a NumPy "
@@ -216,9 +225,7 @@ def _run_seq_len_wrong(p, variant, ctx, tf, np) -> dict:
         w = _cell_weights(right)
         lengths = right.ns["true_lengths"]
         ref, _ = np_stack(kind, w, right.ns["data"], lengths=lengths)
-        d = maxdiff(right.ns["out"], ref, np)
-        eff = _effective_lengths(right.ns["out"], np)
-        return d < 1e-4 and eff == [int(v) for v in lengths], {"right_ref_abs_diff": d}
+        return _matches(right.ns["out"], ref, np, _effective_lengths(right.ns["out"], np) == [int(v) for v in lengths])
 
     return _simple_error_pitfall(p, variant, ctx, tf, np, check,
                                  "with one length per row the outputs match a NumPy unroll that stops each row at "
@@ -227,8 +234,7 @@ def _run_seq_len_wrong(p, variant, ctx, tf, np) -> dict:
 
 def _run_seq_len_dtype(p, variant, ctx, tf, np) -> dict:
     kind = p["cell"]
-    wrong, right = _shape_pair(p, variant, tf, np)
-    try:
+    with _shape_pair(p, variant, tf, np) as (wrong, right):
         if not right.ok:
             raise RuntimeError(f"right code failed: {right.err['error']}")
         ns = right.ns
@@ -252,15 +258,12 @@ def _run_seq_len_dtype(p, variant, ctx, tf, np) -> dict:
                       f"(truncated), not {intended}: {short} of {len(eff)} rows lose steps; outputs differ by up to "
                       f"{d:.3g}")
         else:
-            result = f"fails: {wrong.err['error_type']}: {error_summary(wrong.err['error'])}"
-        ok = d_right < 1e-4 and eff_right == intended
+            result = f"fails: {_error(wrong)}"
+        ok = d_right < TOL and eff_right == intended
         metrics["check_passed"] = int(ok)
         check = ("with explicitly rounded int32 lengths every row runs for its intended length (read back from where "
                  "the outputs turn zero) and the outputs match a NumPy unroll with those lengths (max abs diff < 1e-4)")
         return {"metrics": metrics, "details": _shape_details(variant, wrong, result, ok, check, [], extra)}
-    finally:
-        wrong.close()
-        right.close()
 
 
 SHAPE_RUNNERS = {
