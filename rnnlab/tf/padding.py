@@ -45,17 +45,22 @@ def _keras_model(p: dict) -> tuple:
     return layer, head, opt, variables
 
 
+def _padded(b, x, d: int) -> np.ndarray:
+    """Batch ``b``'s rows of ``x`` cut or zero-padded to its padded length: [rows, padded_len, d] float32."""
+    xb = np.zeros((b.rows, b.padded_len, d), np.float32)
+    n = min(b.padded_len, x.shape[1])
+    xb[:, :n] = x[np.asarray(b.indices), :n]
+    return xb
+
+
 def _keras_batches(tf, plan, lengths, x, y, d: int) -> list[tuple]:
     """The plan's batches as tensors (inputs, mask, labels), made before anything is timed."""
     lens = np.asarray(lengths)
     batches = []
     for b in plan.batches:
         idx = np.asarray(b.indices)
-        xb = np.zeros((b.rows, b.padded_len, d), np.float32)
-        n = min(b.padded_len, x.shape[1])
-        xb[:, :n] = x[idx, :n]
         mb = np.arange(b.padded_len)[None, :] < lens[idx][:, None]
-        batches.append((tf.constant(xb), tf.constant(mb), tf.constant(y[idx])))
+        batches.append((tf.constant(_padded(b, x, d)), tf.constant(mb), tf.constant(y[idx])))
     return batches
 
 
@@ -160,13 +165,8 @@ def run_tf1(p: dict, plan, lengths, x, y, ctx, static: bool) -> tuple[dict, dict
     build_s = time.perf_counter() - t0
     nodes = len(g.get_operations())
     lens = np.asarray(lengths, np.int32)
-    feeds = []
-    for b in plan.batches:
-        idx = np.asarray(b.indices)
-        xb = np.zeros((b.rows, b.padded_len, d), np.float32)
-        n = min(b.padded_len, x.shape[1])
-        xb[:, :n] = x[idx, :n]
-        feeds.append({x_ph: xb, len_ph: lens[idx], y_ph: y[idx]})
+    feeds = [{x_ph: _padded(b, x, d), len_ph: lens[np.asarray(b.indices)], y_ph: y[np.asarray(b.indices)]}
+             for b in plan.batches]
     with tf.compat.v1.Session(graph=g) as sess:
         sess.run(init)
         ctx.phase("forward")
