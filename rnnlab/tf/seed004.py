@@ -11,6 +11,15 @@ import textwrap
 from typing import Any
 
 
+# The seed's own imports and construct, as it wrote them: run on a default install and with the legacy switch.
+_SEED_VERBATIM = """
+        import tensorflow as tf
+        step("from tensorflow.keras.layers import RNN"); from tensorflow.keras.layers import RNN
+        note(RNN=RNN.__module__)
+        step("tf.compat.v1.nn.rnn_cell.LSTMCell(N)"); cell = tf.compat.v1.nn.rnn_cell.LSTMCell(N)
+        step("RNN(cell, return_sequences=True)"); layer = RNN(cell, return_sequences=True)
+        step("layer(x)"); y = layer(np.zeros((2, 28, 28), np.float32)); note(shape=list(y.shape))"""
+
 # (scenario, TF_USE_LEGACY_KERAS, body). Scenarios sharing a setting run in one fresh interpreter, each in its own try.
 _SEED004_SCENARIOS = (
     # what the brief asks: Keras 3's RNN layer around the TF1 cell (only reachable with TF_USE_LEGACY_KERAS=1)
@@ -43,22 +52,9 @@ _SEED004_SCENARIOS = (
                          "model.trainable_variables misses them and an optimizer never updates them")
     """),
     # the seed's own imports on a default install (no TF_USE_LEGACY_KERAS): tf.keras is Keras 3
-    ("seed_verbatim_default_env", "", """
-        import tensorflow as tf
-        step("from tensorflow.keras.layers import RNN"); from tensorflow.keras.layers import RNN
-        note(RNN=RNN.__module__)
-        step("tf.compat.v1.nn.rnn_cell.LSTMCell(N)"); cell = tf.compat.v1.nn.rnn_cell.LSTMCell(N)
-        step("RNN(cell, return_sequences=True)"); layer = RNN(cell, return_sequences=True)
-        step("layer(x)"); y = layer(np.zeros((2, 28, 28), np.float32)); note(shape=list(y.shape))
-    """),
+    ("seed_verbatim_default_env", "", _SEED_VERBATIM),
     # the seed's own imports with TF_USE_LEGACY_KERAS=1: tf.keras is Keras 2 (tf_keras), not Keras 3
-    ("seed_verbatim_legacy_env", "1", """
-        import tensorflow as tf
-        step("from tensorflow.keras.layers import RNN"); from tensorflow.keras.layers import RNN
-        note(RNN=RNN.__module__)
-        step("tf.compat.v1.nn.rnn_cell.LSTMCell(N)"); cell = tf.compat.v1.nn.rnn_cell.LSTMCell(N)
-        step("RNN(cell, return_sequences=True)"); layer = RNN(cell, return_sequences=True)
-        step("layer(x)"); y = layer(np.zeros((2, 28, 28), np.float32)); note(shape=list(y.shape))
+    ("seed_verbatim_legacy_env", "1", _SEED_VERBATIM + """
         g = tf.function(lambda t: layer(t)).get_concrete_function(tf.TensorSpec([2, 28, 28], tf.float32)).graph
         ops = sorted({op.type for op in g.get_operations()})
         note(keras="Keras 2 (tf_keras), not Keras 3", loop_ops=[o for o in ops if o in ("While", "StatelessWhile")],
