@@ -69,6 +69,11 @@ def no_gpu_here(records: Sequence[Record]) -> bool:
     return bool(envs) and not any(e.get("gpu") or str(e.get("device", "")).upper() == "GPU" for e in envs)
 
 
+def why_by(status: str, holds: str, does_not_hold: str, otherwise: str) -> str:
+    """A verdict's why, said by its status: ``otherwise`` when it neither holds nor does not (it depends)."""
+    return {Status.HOLDS: holds, Status.DOES_NOT_HOLD: does_not_hold}.get(status, otherwise)
+
+
 def not_measured(claim: Claim, what: str) -> Verdict:
     return Verdict(Status.NOT_MEASURED, what, f"no usable records yet; run: {claim.command}")
 

@@ -7,7 +7,7 @@ from rnnlab.core import format as fmt
 from rnnlab.core import rules
 from rnnlab.experiments import seeds
 from rnnlab.judge.claim import Verdict
-from rnnlab.judge.claim_records import not_measured, successful, whose
+from rnnlab.judge.claim_records import not_measured, successful, whose, why_by
 
 
 def judge_shared(records, c):
@@ -79,9 +79,8 @@ def judge_input_shape(records, c):
         outcomes.append(err)
         parts.append("a 2-D [batch, features] input " + ("raises a shape error" if err else "runs") + whose(d2[0]))
     st = rules.aggregate(outcomes)
-    return Verdict(st, "; ".join(parts) + ".",
-                   "a wrong rank is caught, but a wrong layout of the right rank is not: dynamic_rnn reads the "
-                   "first axis as the batch whatever it holds, so [time, batch, features] data runs silently with "
-                   "wrong results. Checking shapes is on you." if st == Status.DEPENDS else
-                   "shape mistakes are caught with an error." if st == Status.HOLDS else
-                   "shape mistakes run silently.")
+    return Verdict(st, "; ".join(parts) + ".", why_by(
+        st, "shape mistakes are caught with an error.", "shape mistakes run silently.",
+        "a wrong rank is caught, but a wrong layout of the right rank is not: dynamic_rnn reads the first axis as "
+        "the batch whatever it holds, so [time, batch, features] data runs silently with wrong results. Checking "
+        "shapes is on you."))

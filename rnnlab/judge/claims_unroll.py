@@ -10,7 +10,7 @@ from rnnlab.experiments import seeds
 from rnnlab.judge import findings, select
 from rnnlab.judge.claim import Verdict
 from rnnlab.judge.claim_records import (DYN, MARGIN_PCT, NOISY, STATIC, WHY_NOISY, at_record, describe, not_measured,
-                                        prefer_here, successful, val, whose)
+                                        prefer_here, successful, val, whose, why_by)
 from rnnlab.judge.claim_speed import speed_claim
 
 
@@ -58,11 +58,10 @@ def judge_memory_long(records, c):
                      + f" (static/dynamic {fmt.fmt_ratio_cell(pts[0][1])} at {pts[0][0]} steps, "
                        f"{fmt.fmt_ratio_cell(pts[-1][1])} at {pts[-1][0]})")
     status = rules.aggregate(outcomes)
-    return Verdict(status, "; ".join(parts) + ".",
-                   "static_rnn's extra memory grows with the number of unrolled steps" if status == Status.HOLDS else
-                   "static_rnn's memory relative to dynamic_rnn's does not grow with sequence length here: both "
-                   "store every step's activations for the backward pass" if status == Status.DOES_NOT_HOLD else
-                   "the trend differs between configurations (see measured)")
+    return Verdict(status, "; ".join(parts) + ".", why_by(
+        status, "static_rnn's extra memory grows with the number of unrolled steps",
+        "static_rnn's memory relative to dynamic_rnn's does not grow with sequence length here: both store every "
+        "step's activations for the backward pass", "the trend differs between configurations (see measured)"))
 
 
 def judge_speed(records, c):
@@ -149,8 +148,8 @@ def judge_ref_lstm(records, c):
     parts = [f"{at_record(r)}: max |dynamic_rnn - float64 NumPy LSTM| = "
              f"{fmt.fmt_diff(r.metrics['ref_abs_diff'])} over outputs and final states" for r in rs]
     st = rules.aggregate(outcomes)
-    return Verdict(st, "; ".join(parts) + ".",
-                   f"BasicLSTMCell + dynamic_rnn agrees with a textbook LSTM to float32 rounding (<= {rules.ATOL:g}), "
-                   "given BasicLSTMCell's conventions: gate order i, j, f, o in one kernel over [x, h], forget_bias "
-                   "1.0 added to the forget gate, no peepholes or projection. No approximation." if st == Status.HOLDS else
-                   f"the difference exceeds {rules.ATOL:g} (see measured)" if st == Status.DOES_NOT_HOLD else "see measured")
+    return Verdict(st, "; ".join(parts) + ".", why_by(
+        st, f"BasicLSTMCell + dynamic_rnn agrees with a textbook LSTM to float32 rounding (<= {rules.ATOL:g}), given "
+        "BasicLSTMCell's conventions: gate order i, j, f, o in one kernel over [x, h], forget_bias 1.0 added to the "
+        "forget gate, no peepholes or projection. No approximation.",
+        f"the difference exceeds {rules.ATOL:g} (see measured)", "see measured"))

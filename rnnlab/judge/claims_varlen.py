@@ -11,7 +11,7 @@ from rnnlab.judge import findings
 from rnnlab.judge.claim import Verdict
 from rnnlab.judge.claim_records import (DYN, NOISY, WHY_NOISY, at_config, at_record, call_of, focus_of, interval_text,
                                         noise_note, not_measured, pairs_of, records_of, spot_of, successful, val,
-                                        whose)
+                                        whose, why_by)
 
 
 def judge_static_varlen(records, c):
@@ -36,12 +36,11 @@ def judge_static_varlen(records, c):
                     f"{fmt.fmt_diff(n.metrics['final_state_err'])}"
         parts.append(part)
     status = rules.aggregate(outcomes)
-    return Verdict(status, "; ".join(parts) + ".",
-                   "static_rnn takes sequence_length (as tf.nn.rnn did): it zeroes outputs past each row's length "
-                   "and carries the state, exactly like dynamic_rnn; what it cannot take is a sequence longer than "
-                   "the steps it was unrolled for." if status == Status.DOES_NOT_HOLD else
-                   "static_rnn did not handle the lengths correctly here." if status == Status.HOLDS else
-                   "it handled the lengths in some configurations only (see measured)")
+    return Verdict(status, "; ".join(parts) + ".", why_by(
+        status, "static_rnn did not handle the lengths correctly here.",
+        "static_rnn takes sequence_length (as tf.nn.rnn did): it zeroes outputs past each row's length and carries "
+        "the state, exactly like dynamic_rnn; what it cannot take is a sequence longer than the steps it was "
+        "unrolled for.", "it handled the lengths in some configurations only (see measured)"))
 
 
 def _loop_steps(records, variant):
@@ -66,13 +65,12 @@ def judge_dynamic_skips(records, c):
         return not_measured(c, "no seed003 record for dynamic with cell_steps_run")
     st, measured = _stopped_early(rs, lambda ran, mx, t: f"dynamic_rnn ran {ran} cell steps per forward pass "
                                                          f"for sequences padded to {t} steps whose longest row is {mx}")
-    return Verdict(st, measured,
-                   "dynamic_rnn's while_loop stops at max(sequence_length) of the batch, so the padded tail past "
-                   "the longest row is never computed. Shorter rows inside the batch still run every step up to "
-                   "the longest (their state is copied through), so padding within a batch is computed; only "
-                   "bucketing by length avoids that." if st == Status.HOLDS else
-                   "the while_loop ran past the longest row: the padding is computed." if st == Status.DOES_NOT_HOLD
-                   else "it stopped early in some configurations only (see measured)")
+    return Verdict(st, measured, why_by(
+        st, "dynamic_rnn's while_loop stops at max(sequence_length) of the batch, so the padded tail past the "
+        "longest row is never computed. Shorter rows inside the batch still run every step up to the longest (their "
+        "state is copied through), so padding within a batch is computed; only bucketing by length avoids that.",
+        "the while_loop ran past the longest row: the padding is computed.",
+        "it stopped early in some configurations only (see measured)"))
 
 
 def judge_seqlen_correctness(records, c):
@@ -104,11 +102,10 @@ def judge_static_seqlen_skip(records, c):
         return not_measured(c, "no seed003 record for static with cell_steps_run")
     st, measured = _stopped_early(rs, lambda ran, mx, t: f"static_rnn with sequence_length ran {ran} cell steps "
                                                          f"per forward pass of the {t} it built (longest row {mx})")
-    return Verdict(st, measured,
-                   "static_rnn wraps each step past the batch's longest row in a cond that skips the cell: the "
-                   "steps are built (graph size and build time still grow with seq_len) but not computed." if
-                   st == Status.HOLDS else "static_rnn computed past the longest row here." if st == Status.DOES_NOT_HOLD
-                   else "see measured")
+    return Verdict(st, measured, why_by(
+        st, "static_rnn wraps each step past the batch's longest row in a cond that skips the cell: the steps are "
+        "built (graph size and build time still grow with seq_len) but not computed.",
+        "static_rnn computed past the longest row here.", "see measured"))
 
 
 def judge_dynamic_no_skip(records, c):
