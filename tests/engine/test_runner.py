@@ -63,25 +63,19 @@ def test_time_limit_and_memory_limit(fake, tmp_path):
     assert r.error.startswith("out of memory: worker used") and "limit of 300 MB" in r.error
 
 
-class FakeWorker:
+class FakeWorker(ScriptedWorker):
+    """A scripted worker on an injected clock: each read waits out its timeout there; it never exits by itself."""
+
     def __init__(self, script, clock):
-        self.script, self.clock, self.killed = list(script), clock, False
+        super().__init__(script)
+        self.clock = clock
 
     def read(self, timeout):
         self.clock.t += timeout
-        return self.script.pop(0) if self.script else None
+        return super().read(timeout)
 
     def poll(self):
         return -9 if self.killed else None
-
-    def kill(self):
-        self.killed = True
-
-    def rss_mb(self):
-        return 10.0
-
-    def stderr_tail(self):
-        return ""
 
 
 class Clock:
