@@ -25,6 +25,9 @@ ENV = {"tf": "2.21.0", "keras": "3", "tf_keras": "2", "python": "3.11", "rnnlab"
 # One test machine's env on stored records (the rounds views and judgements).
 TEST_CPU_ENV = {"device": "CPU", "gpu": None, "tf": "2.21.0", "keras": "3.15.1", "python": "3.11.7", "cores": 2,
                 "cpu": "Test CPU", "device_name": "Test CPU", "machine": "Test CPU, 2 cores", "matmul_gflops": 100.0}
+# Envs with no machine, cores or matmul rate (a record's machine then says its device_name): the claims' tests.
+BARE_CPU_ENV = {"device": "CPU", "gpu": None, "tf": "2.21.0", "device_name": "test cpu"}
+BARE_GPU_ENV = {"device": "GPU", "gpu": "Test GPU", "tf": "2.21.0", "device_name": "Test GPU"}
 
 
 def this_env() -> dict:
@@ -48,16 +51,20 @@ SEED = {k: v for k, v in UNROLL.presets["seed"].items() if k != "variants"}  # t
 _n = itertools.count()
 
 
-def record(experiment: str, variant: str, params: dict, rounds=(), *, env: dict = TEST_CPU_ENV, day: str = "2025-01-01",
-           details: dict | None = None, source: str = "local", **metrics) -> Record:
+def record(experiment: str, variant: str, params: dict | None = None, rounds=(), *, env: dict = TEST_CPU_ENV,
+           day: str = "2025-01-01", details: dict | None = None, source: str = "local", error: str | None = None,
+           key: str | None = None, created_at: str | None = None, **metrics) -> Record:
     """A stored record of ``rounds`` (each a metrics dict; its metrics their medians, as the engine writes them), or of
-    one round given as ``metrics``; a fresh key and a later created_at second on ``day`` per call."""
+    one round given as ``metrics`` (none with an ``error``); a fresh key and a later created_at second on ``day`` per
+    call, unless ``key`` / ``created_at`` are given."""
     i = next(_n)
     rounds = tuple(dict(r) for r in rounds)
-    return Record(key=hashlib.sha256(f"factory{i}".encode()).hexdigest(), experiment=experiment, variant=variant,
-                  params=dict(params), metrics=stats.combine_rounds(list(rounds)) if rounds else dict(metrics),
-                  env=dict(env), created_at=f"{day}T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z", details=dict(details or {}),
-                  source=source, rounds=rounds)
+    when = f"{day}T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"
+    return Record(key=key or hashlib.sha256(f"factory{i}".encode()).hexdigest(), experiment=experiment,
+                  variant=variant, params=dict(params or {}),
+                  metrics={} if error else stats.combine_rounds(list(rounds)) if rounds else dict(metrics),
+                  env=dict(env), created_at=created_at or when, details=dict(details or {}), source=source,
+                  rounds=rounds, error=error)
 
 
 def make_record(variant: str, params: dict, *, error: str | None = None, scale: float = 1.0) -> Record:

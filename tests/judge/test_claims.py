@@ -1,7 +1,6 @@
 """The claims engine: every verdict changes when the records change (pure, no TensorFlow)."""
 
-import hashlib
-import itertools
+import functools
 import subprocess
 import sys
 
@@ -9,21 +8,12 @@ import pytest
 
 from rnnlab.judge import claims
 from rnnlab.judge.claims import CLAIMS, evaluate, verdict
-from rnnlab.core.record import Record
 from rnnlab.core.rules import STATUSES
 from rnnlab.experiments.seeds import SEED_000, SEED_003, SEED_FILES
+from tests.factories import BARE_CPU_ENV, BARE_GPU_ENV, record
 
-_n = itertools.count()
-CPU = {"device": "CPU", "gpu": None, "tf": "2.21.0", "device_name": "test cpu"}
-GPU = {"device": "GPU", "gpu": "Test GPU", "tf": "2.21.0", "device_name": "Test GPU"}
-
-
-def rec(experiment, variant, params=None, env=CPU, error=None, details=None, source="local", **metrics):
-    i = next(_n)
-    return Record(key=hashlib.sha256(str(i).encode()).hexdigest(), experiment=experiment, variant=variant,
-                  params=dict(params or {}), metrics={} if error else metrics, env=dict(env),
-                  created_at=f"2024-01-01T00:00:{i % 60:02d}Z", error=error, details=dict(details or {}),
-                  source=source)
+CPU, GPU = BARE_CPU_ENV, BARE_GPU_ENV
+rec = functools.partial(record, env=CPU)  # a record of the test CPU unless env= says otherwise
 
 
 def unroll(variant, env=CPU, **m):
@@ -108,8 +98,8 @@ def test_gpu_claim_not_measurable_on_cpu_only_and_judged_with_gpu_records():
                  unroll("tf1_dynamic", GPU, fwd_ms=112.0, train_ms=300.0)]
     v = verdict("s000_gpu_speed", cpu + gpu_holds)
     assert v.status == "holds" and "GPU" in v.measured and "1.39x faster" in v.measured
-    gpu_not = [rec("unroll", "tf1_static", SEED_000, GPU, source="baseline", fwd_ms=100.0, train_ms=300.0),
-               rec("unroll", "tf1_dynamic", SEED_000, GPU, source="baseline", fwd_ms=112.0, train_ms=330.0)]
+    gpu_not = [rec("unroll", "tf1_static", SEED_000, env=GPU, source="baseline", fwd_ms=100.0, train_ms=300.0),
+               rec("unroll", "tf1_dynamic", SEED_000, env=GPU, source="baseline", fwd_ms=112.0, train_ms=330.0)]
     v = verdict("s000_gpu_speed", cpu + gpu_not)
     assert v.status == "does not hold" and "[bundled from Test GPU]" in v.measured  # select.origin's words
     # the CPU claim ignores GPU records
