@@ -25,6 +25,11 @@ ENV = {"tf": "2.21.0", "keras": "3", "tf_keras": "2", "python": "3.11", "rnnlab"
 # One test machine's env on stored records (the rounds views and judgements).
 TEST_CPU_ENV = {"device": "CPU", "gpu": None, "tf": "2.21.0", "keras": "3.15.1", "python": "3.11.7", "cores": 2,
                 "cpu": "Test CPU", "device_name": "Test CPU", "machine": "Test CPU, 2 cores", "matmul_gflops": 100.0}
+# One CPU name on two VMs, 60 and 307 GFLOP/s: two machines (judge.select.machine_key), as the bundled records hold.
+XEON_ENV = {"tf": "2.21.0", "keras": "3.15.1", "tf_keras": "2.21.0", "python": "3.11.7", "device": "CPU",
+            "device_name": "Intel(R) Xeon(R) Processor", "cpu": "Intel(R) Xeon(R) Processor", "cores": 2, "gpu": None,
+            "cudnn": None, "cuda": None, "machine": "Intel(R) Xeon(R) Processor, 2 cores", "matmul_gflops": 60.0}
+XEON_FAST_ENV = {**XEON_ENV, "matmul_gflops": 307.0}
 # Envs with no machine, cores or matmul rate (a record's machine then says its device_name): the claims' tests.
 BARE_CPU_ENV = {"device": "CPU", "gpu": None, "tf": "2.21.0", "device_name": "test cpu"}
 BARE_GPU_ENV = {"device": "GPU", "gpu": "Test GPU", "tf": "2.21.0", "device_name": "Test GPU"}

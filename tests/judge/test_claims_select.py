@@ -1,36 +1,27 @@
 """Claims and the recommendation over several machines: records of two machines are never judged against each
 other (``select.machine_key``), and ``export --experiment claims`` writes the Claims page's own table (pure, fast)."""
 
-import hashlib
-import itertools
 import re
 
 import pytest
 
 from rnnlab.core import stats
-from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.experiments.seeds import SEED_000, SEED_003
 from rnnlab.judge import claims, select
 from rnnlab.judge.claims import evaluate, verdict
 from rnnlab.judge.recommend import recommend
 from rnnlab.present import claims as CV
+from tests.factories import XEON_ENV, XEON_FAST_ENV, record
 from tests.factories import md_table as _md_table
 
-_n = itertools.count()
-BASE_ENV = {"device": "CPU", "gpu": None, "tf": "2.21.0", "keras": "3.15.1", "python": "3.11.7", "cores": 2,
-            "cpu": "Intel(R) Xeon(R) Processor", "device_name": "Intel(R) Xeon(R) Processor"}
-SLOW = {**BASE_ENV, "matmul_gflops": 60.0, "machine": "Intel(R) Xeon(R) Processor, 2 cores"}  # one CPU name,
-FAST = {**BASE_ENV, "matmul_gflops": 307.0, "machine": "Intel(R) Xeon(R) Processor, 2 cores"}  # two machines
+SLOW, FAST = XEON_ENV, XEON_FAST_ENV  # one CPU name, two machines
+BASE_ENV = {k: v for k, v in XEON_ENV.items() if k not in ("machine", "matmul_gflops")}  # no rate measured
 OTHER = {**BASE_ENV, "cpu": "AMD EPYC", "device_name": "AMD EPYC", "machine": "AMD EPYC, 2 cores"}  # fingerprint
 
 
-def rec(experiment, variant, params, env, source="local", error=None, details=None, **metrics):
-    i = next(_n)
-    return Record(key=hashlib.sha256(f"cs{i}".encode()).hexdigest(), experiment=experiment, variant=variant,
-                  params=dict(params), metrics={} if error else metrics, env=dict(env),
-                  created_at=f"2024-02-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z", error=error,
-                  details=dict(details or {}), source=source)
+def rec(experiment, variant, params, env, source="local", **kw):
+    return record(experiment, variant, params, env=env, source=source, day="2024-02-01", **kw)
 
 
 def test_the_fixtures_are_two_machines():
@@ -53,7 +44,7 @@ def test_a_pair_needs_both_records_from_one_machine(a_env, b_env):
     assert "100 ms vs dynamic_rnn 200 ms" in v.measured and "5.00 ms vs dynamic_rnn 10.0 ms" in v.measured
 
 
-def _two_machines() -> list[Record]:
+def _two_machines() -> list:
     """Every comparison the claims make, at the seed configurations, measured on two machines (SLOW local, FAST
     bundled) with opposite outcomes, plus records that only exist on one of them."""
     out = []

@@ -24,17 +24,16 @@ from rnnlab.judge import findings, select
 from rnnlab.present import charts, report, tables
 from rnnlab.present import unrolling as U
 from tests.apptest_util import bundled_page, no_errors, no_run_left_behind, open_app  # noqa: F401
+from tests.factories import XEON_ENV, XEON_FAST_ENV, record
 
 EXP = experiments.get("unroll")
 SEED = {k: v for k, v in EXP.presets["seed"].items() if k != "variants"}
-ENV = {"tf": "2.21.0", "keras": "3.15.1", "tf_keras": "2.21.0", "python": "3.11.7", "device": "CPU",
-       "device_name": "Intel(R) Xeon(R) Processor", "cpu": "Intel(R) Xeon(R) Processor", "cores": 2, "gpu": None,
-       "cudnn": None, "cuda": None, "machine": "Intel(R) Xeon(R) Processor, 2 cores", "matmul_gflops": 60.0}
+ENV = XEON_ENV
 # (a) another fingerprint: another CPU and TensorFlow
 OTHER_FP = {**ENV, "cpu": "AMD EPYC 7B13", "device_name": "AMD EPYC 7B13", "machine": "AMD EPYC 7B13, 2 cores",
             "tf": "2.15.0"}
 # (b) the same CPU name and versions, five times the matmul rate
-FAST_VM = {**ENV, "matmul_gflops": 307.0}
+FAST_VM = XEON_FAST_ENV
 CASES = {
     "fingerprint, both this store": (("local", ENV), ("local", OTHER_FP)),
     "matmul rate, both imported": (("imported", ENV), ("imported", FAST_VM)),
@@ -52,8 +51,8 @@ def rec(variant: str, source: str, env: dict, *, seq_len: int = 100, fwd: float,
     metrics = {"fwd_ms": fwd * n, "train_ms": 2 * fwd * n, "build_s": (0.05 if variant == "tf1_dynamic" else 0.5)
                * scale * n, "graph_nodes": 100.0 * n, "peak_mem_mb": 100 * scale, "gflops": 50.0 / fwd,
                "roofline_frac": 0.1}
-    return Record(key=key, experiment="unroll", variant=variant, params=params, metrics=metrics, env=dict(env),
-                  created_at="2026-01-01T00:00:00Z", source=source)
+    return record("unroll", variant, params, env=env, key=key, created_at="2026-01-01T00:00:00Z", source=source,
+                  **metrics)
 
 
 def machine_records(source: str, env: dict, speed: dict, lengths=(25, 50, 100, 200)) -> list[Record]:
