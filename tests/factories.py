@@ -23,8 +23,9 @@ ENV = {"tf": "2.21.0", "keras": "3", "tf_keras": "2", "python": "3.11", "rnnlab"
        "device_name": "cpu", "cpu": "cpu", "cores": 2, "gpu": None, "cudnn": None, "cuda": None, "machine": "test",
        "matmul_gflops": 100.0}
 # One test machine's env on stored records (the rounds views and judgements).
-TEST_CPU_ENV = {"device": "CPU", "gpu": None, "tf": "2.21.0", "keras": "3.15.1", "python": "3.11.7", "cores": 2,
-                "cpu": "Test CPU", "device_name": "Test CPU", "machine": "Test CPU, 2 cores", "matmul_gflops": 100.0}
+TEST_CPU_ENV = {"device": "CPU", "gpu": None, "tf": "2.21.0", "keras": "3.15.1", "tf_keras": "2.21.0",
+                "python": "3.11.7", "cores": 2, "cpu": "Test CPU", "device_name": "Test CPU", "cudnn": None,
+                "cuda": None, "machine": "Test CPU, 2 cores", "matmul_gflops": 100.0}
 # One CPU name on two VMs, 60 and 307 GFLOP/s: two machines (judge.select.machine_key), as the bundled records hold.
 XEON_ENV = {"tf": "2.21.0", "keras": "3.15.1", "tf_keras": "2.21.0", "python": "3.11.7", "device": "CPU",
             "device_name": "Intel(R) Xeon(R) Processor", "cpu": "Intel(R) Xeon(R) Processor", "cores": 2, "gpu": None,

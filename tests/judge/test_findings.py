@@ -7,21 +7,18 @@ import pytest
 from rnnlab.core import envinfo, urlstate
 from rnnlab import experiments
 from rnnlab.judge import findings, select
-from rnnlab.core.record import Record
 from rnnlab.core.stats import Interval
+from tests.factories import SEED, TEST_CPU_ENV, record
 
-SEED = {k: v for k, v in experiments.get("unroll").presets["seed"].items() if k != "variants"}
-ENV = {"tf": "2.21.0", "keras": "3.15.1", "tf_keras": "2.21.0", "python": "3.11.7", "device": "CPU",
-       "device_name": "Test CPU", "cpu": "Test CPU", "cores": 2, "gpu": None, "cudnn": None, "cuda": None,
-       "machine": "Test CPU, 2 cores", "matmul_gflops": 100.0}
+ENV = TEST_CPU_ENV
 
 
 def rec(variant, *, source="local", env=None, when="2026-01-01T00:00:00Z", error=None, **metrics):
     params = experiments.get("unroll").params.fill({**SEED, **metrics.pop("params", {})})
     params["device"] = "cpu"
     key = hashlib.sha256(f"{variant}{sorted(params.items())}{source}{when}".encode()).hexdigest()
-    return Record(key=key, experiment="unroll", variant=variant, params=params, metrics=metrics if not error else {},
-                  env=dict(env or ENV), created_at=when, error=error, source=source)
+    return record("unroll", variant, params, env=env or ENV, key=key, created_at=when, error=error, source=source,
+                  **metrics)
 
 
 def pair(static_build=6.5, dyn_build=1.0, static_fwd=10.0, dyn_fwd=15.0, **kw):

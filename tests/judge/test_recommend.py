@@ -1,25 +1,20 @@
 """rnnlab.judge.recommend: picks, margins, break-even, failed and missing variants (pure)."""
 
-import hashlib
-import itertools
 import subprocess
 import sys
 
 import pytest
 
-from rnnlab.core.record import Record
 from rnnlab.judge.recommend import GOALS, cost, recommend
+from tests.factories import record
 
-_n = itertools.count()
 CFG = {"cell": "rnn", "layers": 1, "units": 32, "batch": 8, "seq_len": 20, "input_dim": 16, "dtype": "float32",
        "lengths": "full", "repeats": 5}
 
 
-def rec(variant, params=CFG, device="CPU", error=None, source="local", **m):
-    i = next(_n)
-    return Record(key=hashlib.sha256(str(i).encode()).hexdigest(), experiment="unroll", variant=variant,
-                  params=dict(params), metrics={} if error else m, env={"device": device, "gpu": None},
-                  created_at=f"2024-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z", error=error, source=source)
+def rec(variant, params=CFG, device="CPU", **kw):
+    """An unroll record of a machine known only by its device."""
+    return record("unroll", variant, params, env={"device": device, "gpu": None}, day="2024-01-01", **kw)
 
 
 def full(variant, build, first, fwd, tb, tf, train, mem, **kw):

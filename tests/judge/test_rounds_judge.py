@@ -2,6 +2,7 @@
 judged on its interval (``rules.call(stats.ratio_interval(...))``), "too noisy to call" when the interval reaches
 across the margin, the intervals quoted in the words."""
 
+import functools
 import math
 import statistics
 
@@ -18,8 +19,7 @@ from rnnlab.present import varlen as vv
 from tests.factories import record
 
 
-def rec(experiment, variant, params, rounds=(), **metrics):
-    return record(experiment, variant, params, rounds, day="2025-02-01", **metrics)
+rec = functools.partial(record, day="2025-02-01")
 
 
 def pi95(ratios):

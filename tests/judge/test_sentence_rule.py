@@ -2,6 +2,7 @@
 direction, "about as fast" and bold must agree with ``rules.direction`` on its interval, and no ratio is ever said as
 a percentage."""
 
+import functools
 import random
 import re
 
@@ -18,8 +19,7 @@ from rnnlab.present import varlen as vv
 from tests.factories import record
 
 
-def rec(experiment, variant, params, rounds=(), **metrics):
-    return record(experiment, variant, params, rounds, day="2025-02-01", **metrics)
+rec = functools.partial(record, day="2025-02-01")
 
 DIRECTION = re.compile(r"(\d[\d,.]*)x (faster|slower|smaller|larger|less memory|more memory)")
 SAME = re.compile(r"about (as fast|the same)")
