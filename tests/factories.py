@@ -31,6 +31,10 @@ XEON_ENV = {"tf": "2.21.0", "keras": "3.15.1", "tf_keras": "2.21.0", "python": "
             "device_name": "Intel(R) Xeon(R) Processor", "cpu": "Intel(R) Xeon(R) Processor", "cores": 2, "gpu": None,
             "cudnn": None, "cuda": None, "machine": "Intel(R) Xeon(R) Processor, 2 cores", "matmul_gflops": 60.0}
 XEON_FAST_ENV = {**XEON_ENV, "matmul_gflops": 307.0}
+# A box known by its machine, device, TensorFlow and matmul rate alone, and a bundled machine beside it: the
+# variable-length experiments' views and verdicts.
+BOX_ENV = {"machine": "test box", "device": "CPU", "tf": "2.99", "matmul_gflops": 100.0}
+BUNDLED_XEON_ENV = {"machine": "Bundled Xeon, 2 cores", "device": "CPU", "tf": "2.98", "matmul_gflops": 300.0}
 # Envs with no machine, cores or matmul rate (a record's machine then says its device_name): the claims' tests.
 BARE_CPU_ENV = {"device": "CPU", "gpu": None, "tf": "2.21.0", "device_name": "test cpu"}
 BARE_GPU_ENV = {"device": "GPU", "gpu": "Test GPU", "tf": "2.21.0", "device_name": "Test GPU"}

@@ -12,6 +12,7 @@ from rnnlab.tf import numpy_ref  # noqa: E402
 from rnnlab.tf.weights import make_inputs, make_weights  # noqa: E402
 from rnnlab.tf import cudnn  # noqa: E402
 from rnnlab.tf import varlen_checks as checks, batching as padding  # noqa: E402
+from tests.factories import BOX_ENV, record  # noqa: E402
 
 CELLS = ("rnn", "lstm", "gru")
 B, T, D, H = 4, 7, 3, 5
@@ -253,13 +254,12 @@ def test_padding_quick_preset():
 
 @pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_seed003_quick_preset_and_verdict():
-    from rnnlab.core.record import Record
     from rnnlab.experiments.seeds import SEED_003_FIGURES
     from rnnlab.present.varlen import seed003_verdict
 
     exp, params, res = _run("seed003")
-    recs = [Record(key=v, experiment="seed003", variant=v, params=dict(params), metrics=r["metrics"], env=_ENV,
-                   created_at="2024-01-01T00:00:00Z") for v, r in res.items()]
+    recs = [record("seed003", v, params, env=BOX_ENV, key=v, created_at="2024-01-01T00:00:00Z", **r["metrics"])
+            for v, r in res.items()]
     for r in res.values():
         m = r["metrics"]
         assert m["cell_steps_run"] == m["loop_steps_max"] == 4.0  # both stop at max(sequence_length)
@@ -273,17 +273,15 @@ def test_seed003_quick_preset_and_verdict():
     assert exp.presets["seed"]["seq_len"] == 300 and exp.presets["seed"]["lengths"] == "fixed:20"
 
 
-_ENV = {"machine": "test box", "device": "CPU", "tf": "2.99", "matmul_gflops": 100.0}
 _SEED_PARAMS = {"units": 200, "batch": 200, "seq_len": 300, "input_dim": 16, "lengths": "fixed:20"}
 
 
 def _rec(variant, sps, build, *, error=None, source="local", **extra):
-    from rnnlab.core.record import Record
-
-    m = {} if error else {"steps_per_s": sps, "build_s": build, "together_s": build + 10, "first_step_s": 1.0,
-                          "cell_steps_run": 20.0, "loop_steps_max": 20.0, "graph_nodes": 5000.0, **extra}
-    return Record(key=f"{source}-{variant}", experiment="seed003", variant=variant, params=dict(_SEED_PARAMS),
-                  metrics=m, env=dict(_ENV), created_at="2024-01-01T00:00:00Z", error=error, source=source)
+    """A seed003 record at the seed's size, its steps per second and build seconds given."""
+    m = {"steps_per_s": sps, "build_s": build, "together_s": build + 10, "first_step_s": 1.0,
+         "cell_steps_run": 20.0, "loop_steps_max": 20.0, "graph_nodes": 5000.0, **extra}
+    return record("seed003", variant, _SEED_PARAMS, env=BOX_ENV, key=f"{source}-{variant}",
+                  created_at="2024-01-01T00:00:00Z", error=error, source=source, **m)
 
 
 def test_seed003_verdict_follows_the_numbers():

@@ -19,9 +19,9 @@ from rnnlab.experiments import seeds
 from rnnlab.judge import claims, select
 from rnnlab.present import style
 from rnnlab.present import varlen as vv
+from tests.factories import BOX_ENV, BUNDLED_XEON_ENV, record
 
-HERE_ENV = {"machine": "this box", "device": "CPU", "tf": "2.99", "matmul_gflops": 100.0}
-OTHER_ENV = {"machine": "Bundled Xeon, 2 cores", "device": "CPU", "tf": "2.98", "matmul_gflops": 300.0}
+HERE_ENV, OTHER_ENV = BOX_ENV, BUNDLED_XEON_ENV
 # "here" words a figure from another machine must never carry ("not measured here" is the bundled label)
 HERE_WORDS = re.compile(r"(?<!not )measured here|on this machine|this machine's|\bhere\b", re.I)
 
@@ -39,9 +39,8 @@ S003_SMALL = {**S003_P, "units": 8, "batch": 8, "seq_len": 8, "input_dim": 4, "l
 def rec(experiment, variant, params, metrics, *, source="local", env=HERE_ENV, details=None, error=None,
         created_at="2024-01-01T00:00:00Z") -> Record:
     key = f"{source}-{env['machine']}-{experiment}-{variant}-{json.dumps(params, sort_keys=True)}-{created_at}"
-    return Record(key=hashlib.sha256(key.encode()).hexdigest(),
-                  experiment=experiment, variant=variant, params=dict(params), metrics={} if error else dict(metrics),
-                  env=dict(env), created_at=created_at, error=error, details=details or {}, source=source)
+    return record(experiment, variant, params, env=env, key=hashlib.sha256(key.encode()).hexdigest(),
+                  created_at=created_at, error=error, details=details, source=source, **metrics)
 
 
 def varlen_recs(**kw) -> list[Record]:
