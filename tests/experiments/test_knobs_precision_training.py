@@ -21,11 +21,11 @@ def params(exp, **kw):
 
 def as_record(exp, variant, p, out, source="local"):
     """A worker's output as the store would hold it (for the words ``rnnlab.present.claims`` writes over it)."""
-    from rnnlab.core.record import Record
+    from tests.factories import record
 
-    return Record(key="0" * 64, experiment=exp, variant=variant, params=p, metrics=out.get("metrics", {}),
-                  env={"device": "CPU", "machine": "Test CPU, 2 cores"}, created_at="2024-01-01T00:00:00Z",
-                  details=out.get("details", {}), source=source)
+    return record(exp, variant, p, env={"device": "CPU", "machine": "Test CPU, 2 cores"}, key="0" * 64,
+                  created_at="2024-01-01T00:00:00Z", details=out.get("details", {}), source=source,
+                  **out.get("metrics", {}))
 
 
 PROSE = ("dtype_note", "policy_finding", "note")  # sentences a worker once stored: the page composes its own
@@ -198,12 +198,12 @@ def test_training_refuses_missing_mnist(monkeypatch, tmp_path):
 
 def test_training_summary_is_pure_words():
     from rnnlab.present.claims import summarize
-    from rnnlab.core.record import Record
+    from tests.factories import record
 
     def r(v, acc, epoch_s, curve, **m):
-        return Record(key=str(len(v)).rjust(64, "0"), experiment="training", variant=v, params={"target_acc": 0.7},
-                      metrics={"final_acc": acc, "epoch_s": epoch_s, "initial_acc": 0.1, **m}, env={},
-                      created_at="2024-01-01T00:00:00Z", details={"acc_curve": curve})
+        return record("training", v, {"target_acc": 0.7}, env={}, key=str(len(v)).rjust(64, "0"),
+                      created_at="2024-01-01T00:00:00Z", details={"acc_curve": curve}, final_acc=acc,
+                      epoch_s=epoch_s, initial_acc=0.1, **m)
 
     same = [r("tf1_dynamic", 0.8, 1.0, [0.5, 0.8], time_to_target_s=3.0),
             r("keras", 0.8, 0.5, [0.5, 0.8], max_abs_diff=1e-6, time_to_target_s=2.0)]
