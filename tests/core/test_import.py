@@ -12,16 +12,18 @@ from rnnlab.core.record import Record, make_key, parse_records
 from rnnlab.core.store import Store
 from rnnlab.engine import api
 from rnnlab.judge import select
-from tests.factories import ENV, FAKE
+from tests.factories import ENV, FAKE, record
 from tests.workers import FakeLauncher
 
 
-def unroll_rec(i: int, **kw) -> Record:
+def unroll_rec(i: int, *, experiment: str = "unroll", variant: str | None = None, params: dict | None = None,
+               metrics: dict | None = None, env: dict | None = None) -> Record:
+    """Unroll record ``i`` (the same key at every call), any field given instead."""
     exp = experiments.get("unroll")
-    base = dict(key=make_key({"i": i}, {"tf": "x"}), experiment="unroll", variant=exp.variants[i % len(exp.variants)],
-                params=exp.params.fill({"seq_len": 10 + i}), metrics={"fwd_ms": 0.46}, env={"device": "CPU"},
-                created_at="2026-12-02T15:00:00Z")
-    return Record(**(base | kw))
+    return record(experiment, variant or exp.variants[i % len(exp.variants)],
+                  exp.params.fill({"seq_len": 10 + i}) if params is None else params, env=env or {"device": "CPU"},
+                  key=make_key({"i": i}, {"tf": "x"}), created_at="2026-12-02T15:00:00Z",
+                  **({"fwd_ms": 0.46} if metrics is None else metrics))
 
 
 def file_of(records) -> str:

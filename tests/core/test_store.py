@@ -7,12 +7,13 @@ import pytest
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record, make_key, parse_records
 from rnnlab.core.store import STORE_SCHEMA, Store
+from tests.factories import record
 
 
 def rec(i: int, **kw) -> Record:
-    return Record(key=make_key({"i": i}, {"tf": "x"}), experiment="unroll", variant=f"v{i % 3}",
-                  params={"seq_len": i}, metrics={"fwd_ms": float(i)}, env={"device": "CPU", "machine": "m"},
-                  created_at="2026-12-02T15:00:00Z", **kw)
+    """The store tests' record ``i``: the same key at every call."""
+    return record("unroll", f"v{i % 3}", {"seq_len": i}, env={"device": "CPU", "machine": "m"},
+                  key=make_key({"i": i}, {"tf": "x"}), created_at="2026-12-02T15:00:00Z", fwd_ms=float(i), **kw)
 
 
 def _writer(path, start, n):
