@@ -106,11 +106,10 @@ def test_run_json_then_cached_then_results(tmp_path, monkeypatch, capsys):
 def test_export_out_ending_in_a_slash_is_a_folder_and_unknown_topics_are_refused(tmp_path):
     from rnnlab.commands import export as cmd
     from rnnlab.core.errors import RnnlabError
-    from rnnlab.core.record import Record
+    from tests.factories import record
 
-    Store().put(Record(key="a" * 64, experiment="unroll", variant="tf1_static",
-                       params=experiments.get("unroll").params.fill({"seq_len": 5}),
-                       metrics={"fwd_ms": 1.0}, env=dict(ENV), created_at="2026-01-01T00:00:00Z", error=None))
+    Store().put(record("unroll", "tf1_static", experiments.get("unroll").params.fill({"seq_len": 5}), env=ENV,
+                       key="a" * 64, created_at="2026-01-01T00:00:00Z", fwd_ms=1.0))
     out = tmp_path / "charts"
     paths = cmd.run(fmt="md", out=str(out) + "/", experiment="unroll")
     assert out.is_dir() and all(p.parent == out for p in paths), paths

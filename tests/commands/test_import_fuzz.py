@@ -12,6 +12,7 @@ from rnnlab import experiments
 from rnnlab.cli import main
 from rnnlab.core.record import Record, make_key
 from rnnlab.core.store import Store
+from tests.factories import record
 
 SEED = 13
 N_FILES = 200
@@ -22,11 +23,10 @@ ODD = [None, True, False, 0, -1, 1.5, -0.0, 2**63, 10**400, 1e308, float("nan"),
 def valid(rng: random.Random, i: int) -> dict:
     exp = experiments.get(rng.choice(["unroll", "varlen", "padding"]))
     params = exp.params.fill({})
-    return Record(key=make_key({"fuzz": i, "r": rng.random()}, {"tf": "x"}), experiment=exp.name,
-                  variant=rng.choice(exp.variants), params=params,
-                  metrics={"fwd_ms": round(rng.uniform(0.1, 900), 3), "peak_mem_mb": 12.0},
-                  env={"device": "CPU", "machine": f"m{rng.randrange(3)}"},
-                  created_at="2026-12-02T15:00:00Z").to_dict(with_transient=False)
+    key = make_key({"fuzz": i, "r": rng.random()}, {"tf": "x"})  # drawn in this order: the seed's corpus
+    variant, fwd_ms, machine = rng.choice(exp.variants), round(rng.uniform(0.1, 900), 3), f"m{rng.randrange(3)}"
+    return record(exp.name, variant, params, env={"device": "CPU", "machine": machine}, key=key,
+                  created_at="2026-12-02T15:00:00Z", fwd_ms=fwd_ms, peak_mem_mb=12.0).to_dict(with_transient=False)
 
 
 def random_json(rng: random.Random, depth: int = 0):

@@ -166,12 +166,10 @@ def test_env_fits_120_columns(monkeypatch, capsys):
 
 def test_import_fits_120_columns(tmp_path, capsys):
     from rnnlab import experiments
-    from rnnlab.core.record import Record
-    from tests.factories import ENV
+    from tests.factories import ENV, record
 
-    rec = Record(key="b" * 64, experiment="unroll", variant="tf1_static",
-                 params=experiments.get("unroll").params.fill({"seq_len": 5}), metrics={"fwd_ms": 1.0},
-                 env=dict(ENV), created_at="2026-01-01T00:00:00Z", error=None)
+    rec = record("unroll", "tf1_static", experiments.get("unroll").params.fill({"seq_len": 5}), env=ENV,
+                 key="b" * 64, created_at="2026-01-01T00:00:00Z", fwd_ms=1.0)
     deep = tmp_path / ("a-folder-with-a-long-name-" * 3) / ("another-one-" * 4)
     deep.mkdir(parents=True)
     f = deep / "records-from-the-other-machine.json"
