@@ -54,6 +54,23 @@ FAKE_R = Experiment(name="fake_r", version=1, title="fake", summary="rounds test
                     params=param_set(["units", "device", "rounds", "timeout_s"], defaults={"timeout_s": 60}),
                     variants=("ok", "a", "b", "ok_off"), worker="tests.workers:run_variant", reference="ok",
                     preload=())
+FAKE_I = Experiment(name="fake_i", version=1, title="fake", summary="interleave test",
+                    params=param_set(["units", "device", "rounds", "protocol", "budget_s", "live", "timeout_s"],
+                                     defaults={"timeout_s": 60}),
+                    variants=("ok", "slow", "same", "bad"), worker="tests.workers:run_series", reference="ok",
+                    preload=())
+
+
+def use_fakes(monkeypatch, *fakes: Experiment, quiet: bool = False) -> None:
+    """Register ``fakes`` beside the real experiments for one test; ``quiet``: the machine's load average reads low,
+    so no run warns that it is busy."""
+    experiments._load_all()
+    for e in fakes:
+        monkeypatch.setitem(experiments._cache, e.name, e)
+    if quiet:
+        from rnnlab.engine import api
+
+        monkeypatch.setattr(api.os, "getloadavg", lambda: (0.25, 0.2, 0.1))
 
 # -- records -------------------------------------------------------------------------------------------------------
 UNROLL = experiments.get("unroll")

@@ -11,7 +11,7 @@ from rnnlab import experiments
 from rnnlab.cli import main
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
-from tests.factories import ENV, FAKE
+from tests.factories import ENV, FAKE, use_fakes
 
 
 def cli(*args, env=None):
@@ -85,8 +85,7 @@ def test_list_json_names_every_parameter_with_limits(capsys):
 
 @pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_run_json_then_cached_then_results(tmp_path, monkeypatch, capsys):
-    experiments._load_all()
-    monkeypatch.setitem(experiments._cache, "fake", FAKE)
+    use_fakes(monkeypatch, FAKE)
     monkeypatch.setattr("rnnlab.engine.api.environment", lambda *a, **k: dict(ENV))
     assert main(["run", "fake", "--variants", "ok,ok_off", "--set", "units=4,8", "--json"]) == 0
     out, err = capsys.readouterr()
@@ -153,11 +152,10 @@ def test_nothing_slow_is_imported_by_the_command_line():
 def test_bench_stability_runs_twice_into_a_scratch_store_and_compares(monkeypatch, tmp_path):
     from rnnlab.commands import bench_stability as bench
     from rnnlab.core.store import default_path
-    from tests.factories import FAKE_R
+    from tests.factories import FAKE_R, use_fakes
     from tests.workers import FakeLauncher
 
-    experiments._load_all()
-    monkeypatch.setitem(experiments._cache, "fake_r", FAKE_R)
+    use_fakes(monkeypatch, FAKE_R)
     figures = {  # variant -> metric -> (run 1's rounds, run 2's rounds)
         "ok": {"fwd_ms": ([2.0] * 3, [2.0] * 3), "train_ms": ([2.0] * 3, [2.0] * 3), "build_s": ([1.0] * 3, [1.0] * 3)},
         "a": {"fwd_ms": ([4.0, 4.4, 3.6], [4.2] * 3), "train_ms": ([10.0] * 3, [12.0] * 3),

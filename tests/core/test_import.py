@@ -12,7 +12,7 @@ from rnnlab.core.record import Record, make_key, parse_records
 from rnnlab.core.store import Store
 from rnnlab.engine import api
 from rnnlab.judge import select
-from tests.factories import ENV, FAKE, record
+from tests.factories import ENV, FAKE, record, use_fakes
 from tests.workers import FakeLauncher
 
 
@@ -56,8 +56,7 @@ def test_the_import_command_reports_what_it_kept(tmp_path, monkeypatch, capsys):
 
 
 def test_a_run_never_serves_an_imported_record_as_a_cache_hit(tmp_path, monkeypatch):
-    experiments._load_all()
-    monkeypatch.setitem(experiments._cache, "fake", FAKE)
+    use_fakes(monkeypatch, FAKE)
     store = Store(tmp_path / "s.sqlite")
     plan = api.plan("fake", variants=["ok"])
     launcher = FakeLauncher()

@@ -14,10 +14,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from rnnlab import experiments
 from rnnlab.core.store import Store
 from rnnlab.engine import api
-from tests.factories import ENV, FAKE, FAKE_R
+from tests.factories import ENV, FAKE, FAKE_R, use_fakes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,9 +58,7 @@ def local_cluster():
 
 @pytest.fixture
 def fakes(monkeypatch):
-    experiments._load_all()
-    monkeypatch.setitem(experiments._cache, "fake", FAKE)
-    monkeypatch.setitem(experiments._cache, "fake_r", FAKE_R)
+    use_fakes(monkeypatch, FAKE, FAKE_R)
 
 
 @pytest.mark.slow

@@ -6,28 +6,16 @@ import random
 
 import pytest
 
-from rnnlab import experiments
 from rnnlab.core import rules
-from rnnlab.core.params import param_set
 from rnnlab.core.store import Store
 from rnnlab.engine import api, interleave
-from rnnlab.experiments.base import Experiment
 from rnnlab.judge import findings
-from tests.factories import ENV
+from tests.factories import ENV, FAKE_I, use_fakes
 from tests.workers import ServingLauncher
-
-FAKE_I = Experiment(name="fake_i", version=1, title="fake", summary="interleave test",
-                    params=param_set(["units", "device", "rounds", "protocol", "budget_s", "live", "timeout_s"],
-                                     defaults={"timeout_s": 60}),
-                    variants=("ok", "slow", "same", "bad"), worker="tests.workers:run_series", reference="ok",
-                    preload=())
-
 
 @pytest.fixture
 def fake(monkeypatch):
-    experiments._load_all()
-    monkeypatch.setitem(experiments._cache, "fake_i", FAKE_I)
-    monkeypatch.setattr(api.os, "getloadavg", lambda: (0.25, 0.2, 0.1))
+    use_fakes(monkeypatch, FAKE_I, quiet=True)
     return FAKE_I
 
 

@@ -8,14 +8,12 @@ from rnnlab.core.store import Store
 from rnnlab.engine import api
 from rnnlab.judge import select
 from rnnlab.engine.runner import Progress
-from tests.factories import ENV, FAKE_R
+from tests.factories import ENV, FAKE_R, use_fakes
 from tests.workers import FakeLauncher
 
 @pytest.fixture
 def fake(monkeypatch):
-    experiments._load_all()
-    monkeypatch.setitem(experiments._cache, "fake_r", FAKE_R)
-    monkeypatch.setattr(api.os, "getloadavg", lambda: (0.25, 0.2, 0.1))
+    use_fakes(monkeypatch, FAKE_R, quiet=True)
     return FAKE_R
 
 

@@ -3,18 +3,16 @@
 import pytest
 
 from rnnlab.engine import api
-from rnnlab import experiments
 from rnnlab.engine.runner import Cancelled, run_task
 from rnnlab.core.store import Store
-from tests.factories import ENV, FAKE
+from tests.factories import ENV, FAKE, use_fakes
 from tests.workers import ScriptedWorker
 
 
 
 @pytest.fixture
 def fake(monkeypatch):
-    experiments._load_all()
-    monkeypatch.setitem(experiments._cache, "fake", FAKE)
+    use_fakes(monkeypatch, FAKE)
     return FAKE
 
 
