@@ -82,7 +82,7 @@ def view(records: Sequence[Record], query, env=None):
                       "experiment's quick preset", columns=cols,
                       rows=tuple(tuple(str(r[c]) for c in cols) for r in rows),
                       raw=tuple(tuple(r[c] for c in cols) for r in rows))
-    said = tuple(f.headline for _, fs in found for f in fs)
+    said = tuple(f.sentence for _, fs in found for f in fs)
     rep = page_report(TITLE, "the findings, each from the configuration the headline rule picks", list(records),
                       [table])
     return Report(rep.title, rep.subtitle, rep.tables, headline_charts(records, env), rep.provenance,

@@ -71,7 +71,7 @@ def test_default_unrolling_deck_tables_and_takeaways(bundled):
     """The default unrolling view's talk deck, its charts left out (quick): <= 12 slides, the page's cells."""
     rep = U.view(bundled, {})
     talk = deck.talk(rep)
-    assert talk.takeaways and any("(1." in t or "(0." in t for t in talk.takeaways)  # the intervals
+    assert talk.takeaways and any("(1." in t.text or "(0." in t.text for t in talk.takeaways)  # the intervals
     quick = Report(talk.title, talk.subtitle, talk.tables, (), talk.provenance, takeaways=talk.takeaways,
                    pairs=((),) * len(talk.tables))
     from pptx import Presentation
@@ -80,7 +80,7 @@ def test_default_unrolling_deck_tables_and_takeaways(bundled):
     slides = list(prs.slides)
     assert len(slides) + len(talk.charts) <= 12
     texts = ["\n".join(s.text_frame.text for s in slide.shapes if s.has_text_frame) for slide in slides]
-    assert "Takeaways" in texts[1] and all(t.split(" (")[0][:40] in texts[1] for t in talk.takeaways)
+    assert "Takeaways" in texts[1] and all(t.text.split(" (")[0][:40] in texts[1] for t in talk.takeaways)
     assert rep.tables[0].columns[0] == "variant"
     [(_, header, _, _)] = _tables(prs)
     assert header == ["variant", "forward (ms)", "forward vs tf1_dynamic"]  # the variant, the metric, its ratio
@@ -187,7 +187,7 @@ def test_talk_pairs_charts_keeps_takeaways_and_refuses_bad_columns():
     chart = ChartView("c", "", {"mark": "bar"})
     rep = Report("r", "s", (_table(), _table(title="u")), (chart, chart), {}, takeaways=("**Bold** `code` here",))
     talk = deck.talk(rep)
-    assert talk.pairs == ((0,), (1,)) and talk.takeaways == ("Bold code here",)
+    assert talk.pairs == ((0,), (1,)) and [t.text for t in talk.takeaways] == ["Bold code here"]
     assert pickle.loads(pickle.dumps(talk)) == talk  # st.cache_data pickles views
     with pytest.raises(RnnlabError, match="no table has 'nosuch'"):
         deck.talk(rep, ["variant", "nosuch"])
