@@ -96,6 +96,9 @@ def test_findings_headlines(fixed):
         check(g.headline, iv, "xla")
         (h,) = findings.fastest([a, b, w])
         check(h.headline.split(": ", 1)[1], iv, "fastest")
+        for one in (f, g, h):  # the call a finding carries is its interval's, the one its words say
+            assert one.sentence.status == rules.direction(iv), (iv, one.headline)
+            assert one.headline == f"{one.sentence.where}, {one.sentence.body}"
 
 
 def test_claims_measured(fixed):

@@ -197,3 +197,36 @@ def test_talk_pairs_charts_keeps_takeaways_and_refuses_bad_columns():
         Report("r", "s", (_table(),), (), {}, pairs=((0,),))
     old = Report("r", "s", (), (), {})  # old callers: positional, no takeaways
     assert old.takeaways == () and old.pairs == ()
+
+
+def _sentences(machine: str, cpu: str):
+    """The findings of tf1_static / tf1_dynamic / tf2_while imported from ``machine`` (three rounds each)."""
+    from rnnlab.judge import findings
+    from tests.factories import SEED, TEST_CPU_ENV, UNROLL, record
+
+    params = {**UNROLL.params.fill(SEED), "device": "cpu"}
+    env = {**TEST_CPU_ENV, "machine": machine, "cpu": cpu, "device_name": cpu}
+    fwd = {"tf1_static": (10.0, 10.4, 9.8), "tf1_dynamic": (15.0, 15.2, 14.9), "tf2_while": (12.0, 12.1, 11.9)}
+    recs = [record("unroll", v, params, [{"build_s": 1.0 + len(v), "fwd_ms": x, "train_ms": 2 * x} for x in xs],
+                   env=env, source="imported") for v, xs in fwd.items()]
+    return [f.sentence for _, fs in findings.answer(recs) for f in fs]
+
+
+def test_a_deck_says_the_machine_its_takeaways_share_once_from_their_where_not_their_words():
+    from rnnlab.exporters.md import MarkdownExporter
+
+    said = _sentences("Box, On rack 2", "Xeon A")  # a name that fools a reader of "On <machine>, ..."
+    where = "On Box, On rack 2 (CPU, imported)"
+    assert len(said) == 2 and {s.where for s in said} == {where}
+    talk = deck.talk(Report("r", "s", (_table(),), (), {}, takeaways=said))
+    assert talk.takeaway_note == where
+    assert [t.text for t in talk.takeaways] == [said[0].body, "O" + said[1].body[1:]]  # "Of 3 variants ..."
+    assert said[1].body.startswith("of 3 variants")
+    assert [t.status for t in talk.takeaways] == [s.status for s in said] and said[0].status
+    md = MarkdownExporter().render(talk)[0].data.decode()
+    assert f"{where}:\n\n- static_rnn builds" in md and md.count("On Box") == 1
+    # two machines named alike: no machine said once, every takeaway keeps its own
+    mixed = said[:1] + _sentences("Box, On rack 3", "Xeon B")[:1]
+    talk = deck.talk(Report("r", "s", (_table(),), (), {}, takeaways=mixed))
+    assert talk.takeaway_note == "" and [t.text for t in talk.takeaways] == [s.text for s in mixed]
+    assert [t.where for t in talk.takeaways] == [where, "On Box, On rack 3 (CPU, imported)"]
