@@ -10,6 +10,10 @@ recommendation, decks, CLI) takes its words from :func:`difference`, which asks 
 Ratios are said as ratios ("5.8x"), never as percentages: a percentage of a ratio of 2x or more reads wrong ("83%
 faster" for 5.8x), and one word form for every size keeps sentences comparable. A faster or smaller side is said
 by the reciprocal ("1.59x faster": B takes 1.59x A's time), with its interval inverted to match.
+
+A sentence that opens with its machine ("On this CPU, ...") is a :class:`Sentence`: the machine and the call of its
+difference travel beside the words, so a list says a shared machine once (:func:`shared_opening`) and no reader
+parses either back out of the text.
 """
 
 from __future__ import annotations
