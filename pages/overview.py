@@ -33,7 +33,7 @@ with ui.guard("Reading the stored results"):
             st.markdown(f"**{q.text}**")
             for f in fs:
                 st.markdown(O.emphasise(next(lines).text))
-                detail = O.detail_without_source(f.detail) if head else f.detail  # the machine: said above
+                detail = O.detail_without_source(f) if head else f.detail  # the machine: said above
                 if detail not in said_details:  # a configuration two findings share: said with the first
                     said_details.add(detail)
                     st.caption(f"At {detail}.")

@@ -51,10 +51,17 @@ class Finding:
     experiment: str
     page: str  # url_path of the page that shows it
     sentence: Sentence  # one sentence with the numbers: its machine (``where``) and its call (``status``) as data
-    detail: str  # configuration and where the numbers came from
+    at: str  # the configuration and what else was measured there ("rnn, 3x128, ...; training step ...")
     query: Mapping[str, str] = field(default_factory=dict)  # opens this configuration on its page
     numbers: Mapping[str, float] = field(default_factory=dict)  # the ratios/values quoted, for tests and exports
     source: str = "local"
+    provenance: str = ""  # where the numbers came from (``select.source_note``: origin, machine, busy)
+    busy: str = ""  # ``select.busy_note`` (in ``provenance`` too): said even where the machine is said once
+
+    @property
+    def detail(self) -> str:
+        """The configuration and where the numbers came from: "rnn, 3x128, ...; measured here on CPU: ..."."""
+        return "; ".join(x for x in (self.at, self.provenance) if x)
 
     @property
     def headline(self) -> str:
@@ -134,13 +141,14 @@ def unroll_query(params: Mapping, variants: Sequence[str], *, ref: str | None = 
     return urlstate.encode(values, variants=list(variants), extra={"ref": ref, **(extra or {})})
 
 
-def _detail(recs: Sequence[Record], extra: str = "") -> str:
-    p = dict(recs[0].params)
-    parts = [fmt.fmt_params(p)]
-    if extra:
-        parts.append(extra)
-    parts.append(source_note(recs))
-    return "; ".join(parts)
+def _at(recs: Sequence[Record], extra: str = "") -> str:
+    """``Finding.at``: the records' configuration, then ``extra``."""
+    return "; ".join([fmt.fmt_params(dict(recs[0].params))] + [extra] * bool(extra))
+
+
+def _from(recs: Sequence[Record]) -> dict[str, str]:
+    """``Finding.provenance`` and ``Finding.busy`` of a finding quoting ``recs``."""
+    return {"provenance": source_note(recs), "busy": select.busy_note(recs)}
 
 
 # -- unroll: pairs of variants ---------------------------------------------------------------------------------------
@@ -180,8 +188,8 @@ def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name:
         numbers.update(_numbers("mem_ratio", iv_mem))
         extra.append(f"peak memory {fmt.fmt_metric('peak_mem_mb', ma)} vs {fmt.fmt_metric('peak_mem_mb', mb)} MB")
     said = Sentence(head, where([ra, rb]), wording.status_of(iv_fwd))  # its call: the forward step's
-    return [Finding(experiment="unroll", page="unrolling", sentence=said, detail=_detail([ra, rb], ", ".join(extra)),
-                    query=unroll_query(ra.params, [a, b], ref=b), numbers=numbers, source=g.source)]
+    return [Finding(experiment="unroll", page="unrolling", sentence=said, at=_at([ra, rb], ", ".join(extra)),
+                    query=unroll_query(ra.params, [a, b], ref=b), numbers=numbers, source=g.source, **_from([ra, rb]))]
 
 
 def fastest(records: Sequence[Record]) -> list[Finding]:
@@ -203,7 +211,7 @@ def fastest(records: Sequence[Record]) -> list[Finding]:
             f"{compare(iv, hi.variant)}.")
     said = Sentence(head, where(order), wording.status_of(iv))
     iv = interval(hi, lo, "train_ms")
-    return [Finding(experiment="unroll", page="unrolling", sentence=said, detail=_detail(order),
+    return [Finding(experiment="unroll", page="unrolling", sentence=said, at=_at(order), **_from(order),
                     query=unroll_query(lo.params, list(by), ref="tf1_dynamic" if "tf1_dynamic" in by else None),
                     numbers={**_numbers("spread", iv), "fastest_ms": lo.metrics["train_ms"],
                              "slowest_ms": hi.metrics["train_ms"]},
@@ -233,7 +241,7 @@ def xla(records: Sequence[Record]) -> list[Finding]:
     metric = "training step" if interval(rx, rb, "train_ms") is not None else "forward step"
     said = Sentence(f"with XLA (jit_compile=True) {rx.variant}'s {metric} is {compare(iv, rb.variant)}.",
                     where([rx, rb]), wording.status_of(iv))
-    return [Finding(experiment="unroll", page="unrolling", sentence=said, detail=_detail([rx, rb]),
+    return [Finding(experiment="unroll", page="unrolling", sentence=said, at=_at([rx, rb]), **_from([rx, rb]),
                     query=unroll_query(rx.params, [rb.variant, rx.variant], ref=rb.variant),
                     numbers=_numbers("ratio", iv), source=g.source)]
 
@@ -278,8 +286,8 @@ def build_scaling(records: Sequence[Record]) -> list[Finding]:
     variants = ["tf1_static"] + (["tf1_dynamic"] if dyn else [])
     said = Sentence(head, where(list(st.values())))  # a growth, no difference said by the sentence rule
     return [Finding(experiment="unroll", page="unrolling", sentence=said,
-                    detail=f"{fmt.fmt_params(params)}; seq_len {', '.join(map(str, xs))}; "
-                           f"{source_note(list(st.values()) + list(dyn.values()))}",
+                    at=f"{fmt.fmt_params(params)}; seq_len {', '.join(map(str, xs))}",
+                    **_from(list(st.values()) + list(dyn.values())),
                     query=unroll_query(hi.params, variants, ref="tf1_dynamic" if dyn else None),
                     numbers=numbers, source=g.source)]
 

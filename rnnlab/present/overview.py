@@ -101,9 +101,9 @@ def headline_charts(records: Sequence[Record], env=None) -> tuple:
         return ()
 
 
-def detail_without_source(detail: str) -> str:
-    """A finding's detail without its last clause, the source ("configuration; ...; bundled results (not measured
-    here) from ..."): for a list whose machine is said once above it."""
-    return detail.rsplit("; ", 1)[0] if "; " in detail else detail
+def detail_without_source(f: Finding) -> str:
+    """A finding's detail without where its numbers came from (``Finding.at``), but with "measured on a busy
+    machine" when it was: for a list whose machine is said once above it."""
+    return "; ".join(x for x in (f.at, f.busy) if x)
 
 

@@ -260,3 +260,16 @@ def test_findings_of_one_machine_say_it_once_whatever_its_name():
     head, lines = shared_opening([said[0], other])
     assert head == "" and [s.text for s in lines] == [said[0].text, other.text]
     assert shared_opening([said[0]]) == ("", [said[0]])  # one sentence: nothing to say once
+
+
+def test_a_findings_configuration_and_provenance_are_apart_and_a_busy_machine_stays_said():
+    from rnnlab.present.overview import detail_without_source
+
+    recs = _on("Box; rack 2", [(10.0, 15.0), (10.5, 15.2)])  # a "; " in the name: nothing splits the detail
+    busy = [r.with_(details={"loadavg": [[3.5, 3.6]] * 2}) for r in recs]
+    for rs, note in ((recs, ""), (busy, select.busy_note(busy))):
+        (f,) = findings.pair_finding(rs, "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn")
+        assert f.provenance == select.source_note(rs) and f.detail == f"{f.at}; {f.provenance}"
+        assert f.busy == note and "Box; rack 2" not in f.at
+        assert detail_without_source(f) == "; ".join(x for x in (f.at, note) if x)  # the machine: said above
+    assert busy and "busy machine" in f.busy
