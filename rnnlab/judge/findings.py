@@ -4,8 +4,9 @@ Pure functions of records (no Streamlit, no TensorFlow). A finding is one senten
 "On this CPU, static_rnn builds 6.5x slower and runs a forward step 1.5x faster than dynamic_rnn at 100 steps",
 its machine ("On this CPU", ``select.where``) and its call (the status of the difference it is about) kept apart
 from its words (``Finding.sentence``, a ``core.wording.Sentence``), plus the configuration and where the numbers
-came from, and the query parameters that open that configuration on its page. Each question rnnlab answers is a ``Question`` with a finder; where no record answers it, ``answer`` returns
-it with no findings and the page says how to get one (``Question.how``, the command of a plan).
+came from (``at``, ``provenance``, ``busy``), and the query parameters that open that configuration on its page.
+Each question rnnlab answers is a ``Question`` with a finder; where no record answers it, ``answer`` returns it with
+no findings and the page says how to get one (``Question.how``, the command of a plan).
 
 Which records a finding quotes is decided by ``rnnlab.judge.select``, never here: records are grouped into
 comparable sets (one configuration on one machine: :func:`select.groups`, :func:`select.series`), and every card
