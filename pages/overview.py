@@ -22,7 +22,7 @@ with ui.guard("Reading the stored results"):
                 icon=":material/info:")
         ui.page_link("unrolling", "Open Unrolling")
     # the machine every finding opens with ("On the bundled results' CPU (...)"), said once above the cards
-    head, lines = O.shared_opening([f.headline for _, fs in cards.found for f in fs])
+    head, lines = O.shared_opening([f.sentence for _, fs in cards.found for f in fs])
     if head:
         st.markdown(f"{head}:")
     lines = iter(lines)
@@ -32,8 +32,8 @@ with ui.guard("Reading the stored results"):
         with cols[i % 2].container(border=True):
             st.markdown(f"**{q.text}**")
             for f in fs:
-                st.markdown(O.emphasise(next(lines)))
-                detail = O.detail_without_source(f.detail) if head else f.detail  # the machine: said above
+                st.markdown(O.emphasise(next(lines).text))
+                detail = O.detail_without_source(f) if head else f.detail  # the machine: said above
                 if detail not in said_details:  # a configuration two findings share: said with the first
                     said_details.add(detail)
                     st.caption(f"At {detail}.")

@@ -52,13 +52,13 @@ def store() -> Store:
 
 
 def findings_md(lines, *, lead: str = "") -> str:
-    """Findings as Markdown bullets, their shared "On <machine>," said once in the lead-in
+    """Findings (``Sentence``s) as Markdown bullets, the machine they share (``where``) said once in the lead-in
     (``present.overview.shared_opening``) instead of in every line."""
     from rnnlab.present.overview import emphasise, shared_opening
 
     head, rest = shared_opening(list(lines))
     intro = " ".join(x for x in (lead, f"{head}:" if head else "") if x)
-    return (intro + "\n\n" if intro else "") + "\n".join(f"- {emphasise(x)}" for x in rest)
+    return (intro + "\n\n" if intro else "") + "\n".join(f"- {emphasise(x.text)}" for x in rest)
 
 
 def anchor(title: str) -> str:

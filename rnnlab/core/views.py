@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from rnnlab.core.wording import Sentence
+
 __all__ = ["TableView", "ChartView", "Report", "to_frame", "without_bounds"]
 
 
@@ -74,7 +76,10 @@ class Report:
     tables: tuple[TableView, ...]
     charts: tuple[ChartView, ...]
     provenance: Mapping[str, str]
-    takeaways: tuple[str, ...] = ()  # the findings' sentences, with their intervals: a talk's takeaway slide
+    # the findings' sentences, with their intervals: a talk's takeaway slide. Each a ``core.wording.Sentence``, its
+    # machine and call apart from its words (``.text``: the whole sentence, what exporters write); a str is a
+    # sentence that names no machine first
+    takeaways: tuple[Sentence, ...] = ()
     # A talk deck (``rnnlab.present.deck.talk``): ``pairs[i]`` are the indices into ``charts`` shown beside or after
     # ``tables[i]``; empty: the appendix layout (every table, then every chart).
     pairs: tuple[tuple[int, ...], ...] = ()
@@ -84,7 +89,8 @@ class Report:
         object.__setattr__(self, "tables", tuple(self.tables))
         object.__setattr__(self, "charts", tuple(self.charts))
         object.__setattr__(self, "provenance", _str_map(self.provenance))
-        object.__setattr__(self, "takeaways", tuple(str(t) for t in self.takeaways if str(t).strip()))
+        said = (t if isinstance(t, Sentence) else Sentence(str(t)) for t in self.takeaways)
+        object.__setattr__(self, "takeaways", tuple(t for t in said if t.text.strip()))
         pairs = tuple(tuple(int(i) for i in p) for p in self.pairs)
         if pairs and (len(pairs) != len(self.tables)
                       or any(not 0 <= i < len(self.charts) for p in pairs for i in p)):

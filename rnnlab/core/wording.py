@@ -10,6 +10,10 @@ recommendation, decks, CLI) takes its words from :func:`difference`, which asks 
 Ratios are said as ratios ("5.8x"), never as percentages: a percentage of a ratio of 2x or more reads wrong ("83%
 faster" for 5.8x), and one word form for every size keeps sentences comparable. A faster or smaller side is said
 by the reciprocal ("1.59x faster": B takes 1.59x A's time), with its interval inverted to match.
+
+A sentence that opens with its machine ("On this CPU, ...") is a :class:`Sentence`: the machine and the call of its
+difference travel beside the words, so a list says a shared machine once (:func:`shared_opening`) and no reader
+parses either back out of the text.
 """
 
 from __future__ import annotations
@@ -101,23 +105,39 @@ def _span(iv, *, invert: bool = False) -> str:
     return f"{s}x" if s else ""
 
 
-def _opener(line: str) -> str | None:
-    """"On <machine>" of a sentence that opens with it (``select.where``): up to the first ", " outside brackets."""
-    if not line.startswith("On "):
-        return None
-    depth = 0
-    for i, ch in enumerate(line):
-        depth += (ch == "(") - (ch == ")")
-        if depth == 0 and line.startswith(", ", i):
-            return line[:i]
-    return None
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence with its machine and its call as data, so nothing downstream reads them out of the words:
+    ``where`` ("On this CPU", ``select.where``; "" for a sentence that names no machine first), ``body`` (the rest,
+    as it reads after "<where>, "), ``status`` (the call of the difference it states, ``rules.direction`` through
+    :func:`difference`: lower, higher, about the same, too noisy to call; None when it states none).
+    :attr:`text` is the one place the whole sentence is put together."""
+
+    body: str
+    where: str = ""
+    status: str | None = None
+
+    @property
+    def text(self) -> str:
+        return f"{self.where}, {self.body}" if self.where else self.body
+
+    @property
+    def alone(self) -> "Sentence":
+        """The sentence without its machine (said once elsewhere): its body, as a sentence of its own."""
+        return Sentence(fmt.sentence_start(self.body), "", self.status) if self.where else self
 
 
-def shared_opening(lines: Sequence[str]) -> tuple[str, list[str]]:
-    """When every sentence opens with the same "On <machine>," (``select.where``), that opener once and the
-    sentences without it (a list of findings reads without the repeated provenance); else ("", the lines)."""
-    heads = {_opener(x) for x in lines}
-    if len(lines) < 2 or len(heads) != 1 or None in heads:
-        return "", list(lines)
-    head = heads.pop()
-    return head, [fmt.sentence_start(x[len(head) + 2:]) for x in lines]
+def status_of(iv, *, kind: str = "time") -> str | None:
+    """The status of :func:`difference` for ``iv`` (what a :class:`Sentence` stating it carries); None without a
+    usable ratio."""
+    phrase = difference(iv, kind=kind)
+    return phrase.status if phrase is not None else None
+
+
+def shared_opening(sentences: Sequence[Sentence]) -> tuple[str, list[Sentence]]:
+    """When every sentence opens with the same machine (``Sentence.where``), that opener once and the sentences
+    without it (a list of findings reads without the repeated provenance); else ("", the sentences)."""
+    heads = {s.where for s in sentences}
+    if len(sentences) < 2 or len(heads) != 1 or "" in heads:
+        return "", list(sentences)
+    return heads.pop(), [s.alone for s in sentences]

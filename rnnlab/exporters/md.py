@@ -48,7 +48,7 @@ class MarkdownExporter(Exporter):
             out += [report.subtitle, ""]
         if report.takeaways:
             out += ["## Takeaways", ""] + ([report.takeaway_note + ":", ""] if report.takeaway_note else []) \
-                + [f"- {' '.join(t.split())}" for t in report.takeaways] + [""]
+                + [f"- {' '.join(t.text.split())}" for t in report.takeaways] + [""]
         for table in map(without_bounds, report.tables):
             out += table_lines(table)
             extra = own(report, table)

@@ -209,7 +209,7 @@ class PptxExporter(Exporter):
         def height(items, pt):
             return sum(line_count(t, width, pt) * pt * LINE / 72 + pt * 0.6 / 72 for t in items) + 0.1
 
-        items = [_keep_numbers_whole(t) for t in report.takeaways]
+        items = [_keep_numbers_whole(t.text) for t in report.takeaways]
         pt = next((pt for pt in TAKEAWAY_FONTS if height(items, pt) <= room), None)
         chunks = [items]
         if pt is None:  # too many words for one slide even at the smallest size: continue

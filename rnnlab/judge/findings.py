@@ -2,9 +2,11 @@
 
 Pure functions of records (no Streamlit, no TensorFlow). A finding is one sentence with its numbers, e.g.
 "On this CPU, static_rnn builds 6.5x slower and runs a forward step 1.5x faster than dynamic_rnn at 100 steps",
-plus the configuration and where the numbers came from, and the query parameters that open that configuration on its
-page. Each question rnnlab answers is a ``Question`` with a finder; where no record answers it, ``answer`` returns
-it with no findings and the page says how to get one (``Question.how``, the command of a plan).
+its machine ("On this CPU", ``select.where``) and its call (the status of the difference it is about) kept apart
+from its words (``Finding.sentence``, a ``core.wording.Sentence``), plus the configuration and where the numbers
+came from (``at``, ``provenance``, ``busy``), and the query parameters that open that configuration on its page.
+Each question rnnlab answers is a ``Question`` with a finder; where no record answers it, ``answer`` returns it with
+no findings and the page says how to get one (``Question.how``, the command of a plan).
 
 Which records a finding quotes is decided by ``rnnlab.judge.select``, never here: records are grouped into
 comparable sets (one configuration on one machine: :func:`select.groups`, :func:`select.series`), and every card
@@ -31,6 +33,7 @@ from rnnlab.core import format as fmt
 from rnnlab.core import stats, urlstate, wording
 from rnnlab.core.record import Record
 from rnnlab.core.stats import Interval
+from rnnlab.core.wording import Sentence
 from rnnlab.experiments import seeds
 from rnnlab.judge import select
 from rnnlab.judge.select import Group, source_note, where
@@ -48,11 +51,23 @@ SEED = seeds.for_params(seeds.SEED_000, experiments.get("unroll").params.names()
 class Finding:
     experiment: str
     page: str  # url_path of the page that shows it
-    headline: str  # one sentence with the numbers
-    detail: str  # configuration and where the numbers came from
+    sentence: Sentence  # one sentence with the numbers: its machine (``where``) and its call (``status``) as data
+    at: str  # the configuration and what else was measured there ("rnn, 3x128, ...; training step ...")
     query: Mapping[str, str] = field(default_factory=dict)  # opens this configuration on its page
     numbers: Mapping[str, float] = field(default_factory=dict)  # the ratios/values quoted, for tests and exports
     source: str = "local"
+    provenance: str = ""  # where the numbers came from (``select.source_note``: origin, machine, busy)
+    busy: str = ""  # ``select.busy_note`` (in ``provenance`` too): said even where the machine is said once
+
+    @property
+    def detail(self) -> str:
+        """The configuration and where the numbers came from: "rnn, 3x128, ...; measured here on CPU: ..."."""
+        return "; ".join(x for x in (self.at, self.provenance) if x)
+
+    @property
+    def headline(self) -> str:
+        """The whole sentence, "On this CPU, static_rnn builds ..." (``Sentence.text``)."""
+        return self.sentence.text
 
 
 @dataclass(frozen=True)
@@ -127,13 +142,14 @@ def unroll_query(params: Mapping, variants: Sequence[str], *, ref: str | None = 
     return urlstate.encode(values, variants=list(variants), extra={"ref": ref, **(extra or {})})
 
 
-def _detail(recs: Sequence[Record], extra: str = "") -> str:
-    p = dict(recs[0].params)
-    parts = [fmt.fmt_params(p)]
-    if extra:
-        parts.append(extra)
-    parts.append(source_note(recs))
-    return "; ".join(parts)
+def _at(recs: Sequence[Record], extra: str = "") -> str:
+    """``Finding.at``: the records' configuration, then ``extra``."""
+    return "; ".join([fmt.fmt_params(dict(recs[0].params))] + [extra] * bool(extra))
+
+
+def _from(recs: Sequence[Record]) -> dict[str, str]:
+    """``Finding.provenance`` and ``Finding.busy`` of a finding quoting ``recs``."""
+    return {"provenance": source_note(recs), "busy": select.busy_note(recs)}
 
 
 # -- unroll: pairs of variants ---------------------------------------------------------------------------------------
@@ -153,10 +169,10 @@ def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name:
     steps = ra.params.get("seq_len")
     if iv_bld is not None:
         numbers.update(_numbers("build_ratio", iv_bld))
-        head = (f"{where([ra, rb])}, {a_name} builds {compare(iv_bld, b_name)} and runs a forward step "
-                f"{compare(iv_fwd, b_name)} at {steps} steps.")
+        head = (f"{a_name} builds {compare(iv_bld, b_name)} and runs a forward step {compare(iv_fwd, b_name)} at "
+                f"{steps} steps.")
     else:
-        head = f"{where([ra, rb])}, {a_name} runs a forward step {compare(iv_fwd, b_name)} at {steps} steps."
+        head = f"{a_name} runs a forward step {compare(iv_fwd, b_name)} at {steps} steps."
     extra = []
     iv_trn = interval(ra, rb, "train_ms")
     if iv_trn is not None:
@@ -172,9 +188,9 @@ def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name:
     if ma and mb and iv_mem is not None:
         numbers.update(_numbers("mem_ratio", iv_mem))
         extra.append(f"peak memory {fmt.fmt_metric('peak_mem_mb', ma)} vs {fmt.fmt_metric('peak_mem_mb', mb)} MB")
-    return [Finding(experiment="unroll", page="unrolling", headline=head,
-                    detail=_detail([ra, rb], ", ".join(extra)),
-                    query=unroll_query(ra.params, [a, b], ref=b), numbers=numbers, source=g.source)]
+    said = Sentence(head, where([ra, rb]), wording.status_of(iv_fwd))  # its call: the forward step's
+    return [Finding(experiment="unroll", page="unrolling", sentence=said, at=_at([ra, rb], ", ".join(extra)),
+                    query=unroll_query(ra.params, [a, b], ref=b), numbers=numbers, source=g.source, **_from([ra, rb]))]
 
 
 def fastest(records: Sequence[Record]) -> list[Finding]:
@@ -190,12 +206,13 @@ def fastest(records: Sequence[Record]) -> list[Finding]:
     iv = interval(lo, hi, "train_ms")
     if iv is None:  # no ratio to quote (a time that is not positive, rounds without it): no finding, no crash
         return []
-    head = (f"{where(order)}, of {len(order)} variants {lo.variant} has the shortest median training step "
+    head = (f"of {len(order)} variants {lo.variant} has the shortest median training step "
             f"({fmt.fmt_metric('train_ms', lo.metrics['train_ms'])} ms) and {hi.variant} the longest "
             f"({fmt.fmt_metric('train_ms', hi.metrics['train_ms'])} ms): {lo.variant} is "
             f"{compare(iv, hi.variant)}.")
+    said = Sentence(head, where(order), wording.status_of(iv))
     iv = interval(hi, lo, "train_ms")
-    return [Finding(experiment="unroll", page="unrolling", headline=head, detail=_detail(order),
+    return [Finding(experiment="unroll", page="unrolling", sentence=said, at=_at(order), **_from(order),
                     query=unroll_query(lo.params, list(by), ref="tf1_dynamic" if "tf1_dynamic" in by else None),
                     numbers={**_numbers("spread", iv), "fastest_ms": lo.metrics["train_ms"],
                              "slowest_ms": hi.metrics["train_ms"]},
@@ -223,9 +240,9 @@ def xla(records: Sequence[Record]) -> list[Finding]:
         return []
     iv, rx, rb = min(_xla_pairs(g), key=lambda x: x[0].mid)
     metric = "training step" if interval(rx, rb, "train_ms") is not None else "forward step"
-    head = (f"{where([rx, rb])}, with XLA (jit_compile=True) {rx.variant}'s {metric} is "
-            f"{compare(iv, rb.variant)}.")
-    return [Finding(experiment="unroll", page="unrolling", headline=head, detail=_detail([rx, rb]),
+    said = Sentence(f"with XLA (jit_compile=True) {rx.variant}'s {metric} is {compare(iv, rb.variant)}.",
+                    where([rx, rb]), wording.status_of(iv))
+    return [Finding(experiment="unroll", page="unrolling", sentence=said, at=_at([rx, rb]), **_from([rx, rb]),
                     query=unroll_query(rx.params, [rb.variant, rx.variant], ref=rb.variant),
                     numbers=_numbers("ratio", iv), source=g.source)]
 
@@ -256,7 +273,7 @@ def build_scaling(records: Sequence[Record]) -> list[Finding]:
     xs = sorted(st)
     k = _slope(xs, [st[x].metrics["build_s"] for x in xs])
     lo, hi = st[xs[0]], st[xs[-1]]
-    head = (f"{where(list(st.values()))}, static_rnn's build time grows from "
+    head = (f"static_rnn's build time grows from "
             f"{fmt.fmt_metric('build_s', lo.metrics['build_s'])} s at {xs[0]} steps to "
             f"{fmt.fmt_metric('build_s', hi.metrics['build_s'])} s at {xs[-1]} steps (about seq_len^{k:.2f})")
     numbers = {"exponent": k, "build_lo_s": lo.metrics["build_s"], "build_hi_s": hi.metrics["build_s"]}
@@ -268,9 +285,10 @@ def build_scaling(records: Sequence[Record]) -> list[Finding]:
     head += "."
     params = {k2: v for k2, v in lo.params.items() if k2 != "seq_len"}
     variants = ["tf1_static"] + (["tf1_dynamic"] if dyn else [])
-    return [Finding(experiment="unroll", page="unrolling", headline=head,
-                    detail=f"{fmt.fmt_params(params)}; seq_len {', '.join(map(str, xs))}; "
-                           f"{source_note(list(st.values()) + list(dyn.values()))}",
+    said = Sentence(head, where(list(st.values())))  # a growth, no difference said by the sentence rule
+    return [Finding(experiment="unroll", page="unrolling", sentence=said,
+                    at=f"{fmt.fmt_params(params)}; seq_len {', '.join(map(str, xs))}",
+                    **_from(list(st.values()) + list(dyn.values())),
                     query=unroll_query(hi.params, variants, ref="tf1_dynamic" if dyn else None),
                     numbers=numbers, source=g.source)]
 

@@ -183,7 +183,8 @@ def talk(report: Report, columns: Sequence[str] | None = None) -> Report:
         if unknown:
             raise RnnlabError(f"--columns: no table has {', '.join(repr(clip(c, 40)) for c in unknown)}; "
                               f"choose from {clip(', '.join(choices(report)), 300)}")
-    opener, lines = shared_opening([plain(t) for t in report.takeaways])  # whose machine, said once
+    said = [replace(t, body=plain(t.body), where=plain(t.where)) for t in report.takeaways]
+    opener, lines = shared_opening(said)  # whose machine (each sentence's ``where``), said once
     return replace(report, subtitle=short_subtitle(report), tables=tuple(pick(t, columns) for t in report.tables),
                    pairs=pairs(report), takeaways=tuple(lines), takeaway_note=opener)
 
@@ -209,7 +210,7 @@ def short_subtitle(report: Report) -> str:
                  if c.strip() and c.strip().rstrip(".").lower() not in title and not _SAID_ELSEWHERE.search(c)]
     text = "; ".join(kept)
     numbers = re.findall(r"\d+", text)
-    if numbers and any(all(n in t for n in numbers) for t in report.takeaways):
+    if numbers and any(all(n in t.text for n in numbers) for t in report.takeaways):
         return ""  # the takeaways say it
     return text if len(text) <= SUBTITLE_MAX else ""  # longer: a method, which the table's caption says
 

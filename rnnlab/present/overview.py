@@ -82,7 +82,7 @@ def view(records: Sequence[Record], query, env=None):
                       "experiment's quick preset", columns=cols,
                       rows=tuple(tuple(str(r[c]) for c in cols) for r in rows),
                       raw=tuple(tuple(r[c] for c in cols) for r in rows))
-    said = tuple(f.headline for _, fs in found for f in fs)
+    said = tuple(f.sentence for _, fs in found for f in fs)
     rep = page_report(TITLE, "the findings, each from the configuration the headline rule picks", list(records),
                       [table])
     return Report(rep.title, rep.subtitle, rep.tables, headline_charts(records, env), rep.provenance,
@@ -101,9 +101,9 @@ def headline_charts(records: Sequence[Record], env=None) -> tuple:
         return ()
 
 
-def detail_without_source(detail: str) -> str:
-    """A finding's detail without its last clause, the source ("configuration; ...; bundled results (not measured
-    here) from ..."): for a list whose machine is said once above it."""
-    return detail.rsplit("; ", 1)[0] if "; " in detail else detail
+def detail_without_source(f: Finding) -> str:
+    """A finding's detail without where its numbers came from (``Finding.at``), but with "measured on a busy
+    machine" when it was: for a list whose machine is said once above it."""
+    return "; ".join(x for x in (f.at, f.busy) if x)
 
 

@@ -22,6 +22,7 @@ from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip, fmt_params
 from rnnlab.core.record import Record, utc_now
 from rnnlab.core.views import ChartView, Report, TableView
+from rnnlab.core.wording import Sentence, shared_opening
 from rnnlab.engine import api
 from rnnlab.judge import findings, select
 from rnnlab.present import charts, tables
@@ -181,13 +182,13 @@ def sweep_views(sweep: Sequence[Record], point: Mapping[str, Any]) -> list[tuple
     return out
 
 
-def findings_text(shown: Sequence[Record], sweep: Sequence[Record] = ()) -> list[str]:
+def findings_text(shown: Sequence[Record], sweep: Sequence[Record] = ()) -> list[Sentence]:
     """The findings these records support (the Overview's sentences, for this configuration and its sweep)."""
     out = []
     for q, fs in findings.answer(list(shown)):
         if q.key != "build_scaling":
-            out += [f.headline for f in fs]
-    out += [f.headline for f in findings.build_scaling(list(sweep))]
+            out += [f.sentence for f in fs]
+    out += [f.sentence for f in findings.build_scaling(list(sweep))]
     return out
 
 
@@ -209,17 +210,15 @@ class PageView:
     sel: Selection
     ref: str  # the reference of the ratios, one of the shown variants (or the asked one when nothing is shown)
     table: TableView | None  # the comparison (None: nothing stored)
-    said: tuple[str, ...]  # the findings' sentences for this configuration and its sweep
+    said: tuple[Sentence, ...]  # the findings' sentences for this configuration and its sweep
     charts: tuple[tuple[Any, ChartView], ...]  # (Altair chart, ChartView) per chart, titled as in CHART_ROWS
     sweeps: tuple[tuple[str, Any, ChartView], ...]  # (tab name, Altair chart, ChartView) per swept metric
     report: Report | None  # the download: table, charts, sweep charts and the findings as takeaways
 
 
-def more_said(said: Sequence[str]) -> list[str]:
+def more_said(said: Sequence[Sentence]) -> list[Sentence]:
     """The findings after the page's first two ("In short"), without the machine they share, said there already
-    (``overview.shared_opening``): each fact once."""
-    from rnnlab.present.overview import shared_opening
-
+    (``core.wording.shared_opening``): each fact once."""
     return shared_opening(said)[1][2:]
 
 

@@ -204,3 +204,69 @@ def test_sweep_points_one_per_variant_and_length():
 
 def test_url_variants_come_back_in_canonical_order():
     assert decode({"variants": "keras,tf1_static"}).variants == ["tf1_static", "keras"]
+
+
+# -- a finding's machine and call, apart from its words ------------------------------------------------------------
+def _on(machine, fwd_rounds, *, cpu=None):
+    """tf1_static / tf1_dynamic of an imported machine named ``machine`` (its own CPU model: its own machine), one
+    round per pair of forward times in ``fwd_rounds``."""
+    from tests.factories import SEED as FSEED, TEST_CPU_ENV, UNROLL, record
+
+    params = {**UNROLL.params.fill(FSEED), "device": "cpu"}
+    env = {**TEST_CPU_ENV, "machine": machine, "cpu": cpu or machine, "device_name": cpu or machine}
+    return [record("unroll", v, params, [{"build_s": b, "fwd_ms": x[i], "train_ms": 2 * x[i]} for x in fwd_rounds],
+                   env=env, source="imported")
+            for i, (v, b) in enumerate((("tf1_static", 6.0), ("tf1_dynamic", 1.0)))]
+
+
+TRICKY = "Box, On rack 2"  # a machine name a reader of "On <machine>, ..." would cut at its comma
+
+
+def test_a_finding_carries_its_machine_and_its_call_apart_from_its_words():
+    from rnnlab.core import rules
+
+    recs = _on(TRICKY, [(10.0, 15.0), (10.5, 15.2), (9.8, 14.9)])
+    (f,) = findings.pair_finding(recs, "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn")
+    assert f.sentence.where == select.where(recs) == "On Box, On rack 2 (CPU, imported)"
+    assert f.headline == f"{f.sentence.where}, {f.sentence.body}" and f.sentence.body.startswith("static_rnn builds")
+    iv = findings.interval(recs[0], recs[1], "fwd_ms")
+    assert f.sentence.status == rules.direction(iv) == rules.LOWER  # the call of the forward step's interval
+    noisy = _on(TRICKY, [(10.0, 15.0), (20.0, 12.0), (9.0, 16.0)])
+    (n,) = findings.pair_finding(noisy, "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn")
+    assert n.sentence.status == rules.NOISY and "too noisy to call" in n.headline
+    sweep = [r.with_(params={**r.params, "seq_len": s}, metrics={**r.metrics, "build_s": 0.01 * s})
+             for s in (25, 50, 100) for r in recs if r.variant == "tf1_static"]
+    (g,) = findings.build_scaling(sweep)
+    assert g.sentence.status is None and g.sentence.where == f.sentence.where  # a growth: no difference called
+
+
+def test_findings_of_one_machine_say_it_once_whatever_its_name():
+    from rnnlab.core.wording import shared_opening
+
+    recs = _on(TRICKY, [(10.0, 15.0), (10.5, 15.2), (9.8, 14.9)])
+    recs += [r.with_(variant="tf2_while", key=r.key[::-1]) for r in recs if r.variant == "tf1_dynamic"]
+    said = [f.sentence for _, fs in findings.answer(recs) for f in fs]
+    assert len(said) == 2  # static vs dynamic, and the fastest of three
+    head, lines = shared_opening(said)
+    assert head == "On Box, On rack 2 (CPU, imported)"
+    assert [s.text for s in lines] == [said[0].body, "Of" + said[1].body[2:]]  # code keeps its case
+    assert [s.status for s in lines] == [s.status for s in said] and not any(s.where for s in lines)
+    # two machines whose names share "On Box, ...": each sentence keeps its own opener
+    other = findings.pair_finding(_on("Box, On rack 3", [(10.0, 15.0), (10.4, 15.1)]), "tf1_static", "tf1_dynamic",
+                                  "static_rnn", "dynamic_rnn")[0].sentence
+    head, lines = shared_opening([said[0], other])
+    assert head == "" and [s.text for s in lines] == [said[0].text, other.text]
+    assert shared_opening([said[0]]) == ("", [said[0]])  # one sentence: nothing to say once
+
+
+def test_a_findings_configuration_and_provenance_are_apart_and_a_busy_machine_stays_said():
+    from rnnlab.present.overview import detail_without_source
+
+    recs = _on("Box; rack 2", [(10.0, 15.0), (10.5, 15.2)])  # a "; " in the name: nothing splits the detail
+    busy = [r.with_(details={"loadavg": [[3.5, 3.6]] * 2}) for r in recs]
+    for rs, note in ((recs, ""), (busy, select.busy_note(busy))):
+        (f,) = findings.pair_finding(rs, "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn")
+        assert f.provenance == select.source_note(rs) and f.detail == f"{f.at}; {f.provenance}"
+        assert f.busy == note and "Box; rack 2" not in f.at
+        assert detail_without_source(f) == "; ".join(x for x in (f.at, note) if x)  # the machine: said above
+    assert busy and "busy machine" in f.busy

@@ -256,7 +256,7 @@ def test_bundled_findings_tables_and_charts_never_say_measured_here(bundled_only
     texts += [t.title + " " + t.caption for t in tvs] + [c.title + " " + c.caption for c in cvs]
     point = EXP.params.fill(SEED)
     shown = [r for r in recs if select.config_of(r) == select.config_of(point)]
-    texts += [U.gflops_note(shown), U.caption(shown, point)] + U.findings_text(shown, recs)
+    texts += [U.gflops_note(shown), U.caption(shown, point)] + [s.text for s in U.findings_text(shown, recs)]
     assert not [w for t in texts for w in here_words(t)], [t for t in texts if here_words(t)]
 
 

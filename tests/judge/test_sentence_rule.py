@@ -96,6 +96,9 @@ def test_findings_headlines(fixed):
         check(g.headline, iv, "xla")
         (h,) = findings.fastest([a, b, w])
         check(h.headline.split(": ", 1)[1], iv, "fastest")
+        for one in (f, g, h):  # the call a finding carries is its interval's, the one its words say
+            assert one.sentence.status == rules.direction(iv), (iv, one.headline)
+            assert one.headline == f"{one.sentence.where}, {one.sentence.body}"
 
 
 def test_claims_measured(fixed):
@@ -147,7 +150,8 @@ def test_no_page_says_a_ratio_as_a_percentage():
     assert records
     for page in ("unrolling", "varlen?tab=seed003", "varlen?tab=cost", "pitfalls", "migrate", "claims", "overview"):
         rep = deck.page_view(page, records)
-        text = " ".join([*rep.takeaways, *(c for t in rep.tables for row in t.rows for c in row if isinstance(c, str)),
+        text = " ".join([*(t.text for t in rep.takeaways),
+                         *(c for t in rep.tables for row in t.rows for c in row if isinstance(c, str)),
                          *(t.caption for t in rep.tables)])
         for c in claims.CLAIMS:  # the seeds' own words, quoted: "dynamic ~30% less" is theirs
             text = text.replace(c.text, "")

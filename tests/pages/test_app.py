@@ -139,6 +139,7 @@ def test_overview_computes_findings_and_links_to_the_configuration():
     # interval from the quartiles (0.9/2.4 .. 1.2/1.8) follows it; the build time has no quartiles
     assert any("static_rnn builds **2.00x faster** than dynamic_rnn and runs a forward step **2.00x faster** than "
                "dynamic_rnn (1.50–2.67x) at 100 steps" in h for h in heads), heads
+    assert heads.count("On this CPU:") == 1 and not any("On this CPU," in h for h in heads)  # the machine, once
     links = [p for p in at.get("page_link")]
     assert any("Unrolling" in p.proto.label for p in links)
 

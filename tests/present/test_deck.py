@@ -71,7 +71,7 @@ def test_default_unrolling_deck_tables_and_takeaways(bundled):
     """The default unrolling view's talk deck, its charts left out (quick): <= 12 slides, the page's cells."""
     rep = U.view(bundled, {})
     talk = deck.talk(rep)
-    assert talk.takeaways and any("(1." in t or "(0." in t for t in talk.takeaways)  # the intervals
+    assert talk.takeaways and any("(1." in t.text or "(0." in t.text for t in talk.takeaways)  # the intervals
     quick = Report(talk.title, talk.subtitle, talk.tables, (), talk.provenance, takeaways=talk.takeaways,
                    pairs=((),) * len(talk.tables))
     from pptx import Presentation
@@ -80,7 +80,7 @@ def test_default_unrolling_deck_tables_and_takeaways(bundled):
     slides = list(prs.slides)
     assert len(slides) + len(talk.charts) <= 12
     texts = ["\n".join(s.text_frame.text for s in slide.shapes if s.has_text_frame) for slide in slides]
-    assert "Takeaways" in texts[1] and all(t.split(" (")[0][:40] in texts[1] for t in talk.takeaways)
+    assert "Takeaways" in texts[1] and all(t.text.split(" (")[0][:40] in texts[1] for t in talk.takeaways)
     assert rep.tables[0].columns[0] == "variant"
     [(_, header, _, _)] = _tables(prs)
     assert header == ["variant", "forward (ms)", "forward vs tf1_dynamic"]  # the variant, the metric, its ratio
@@ -187,7 +187,7 @@ def test_talk_pairs_charts_keeps_takeaways_and_refuses_bad_columns():
     chart = ChartView("c", "", {"mark": "bar"})
     rep = Report("r", "s", (_table(), _table(title="u")), (chart, chart), {}, takeaways=("**Bold** `code` here",))
     talk = deck.talk(rep)
-    assert talk.pairs == ((0,), (1,)) and talk.takeaways == ("Bold code here",)
+    assert talk.pairs == ((0,), (1,)) and [t.text for t in talk.takeaways] == ["Bold code here"]
     assert pickle.loads(pickle.dumps(talk)) == talk  # st.cache_data pickles views
     with pytest.raises(RnnlabError, match="no table has 'nosuch'"):
         deck.talk(rep, ["variant", "nosuch"])
@@ -197,3 +197,36 @@ def test_talk_pairs_charts_keeps_takeaways_and_refuses_bad_columns():
         Report("r", "s", (_table(),), (), {}, pairs=((0,),))
     old = Report("r", "s", (), (), {})  # old callers: positional, no takeaways
     assert old.takeaways == () and old.pairs == ()
+
+
+def _sentences(machine: str, cpu: str):
+    """The findings of tf1_static / tf1_dynamic / tf2_while imported from ``machine`` (three rounds each)."""
+    from rnnlab.judge import findings
+    from tests.factories import SEED, TEST_CPU_ENV, UNROLL, record
+
+    params = {**UNROLL.params.fill(SEED), "device": "cpu"}
+    env = {**TEST_CPU_ENV, "machine": machine, "cpu": cpu, "device_name": cpu}
+    fwd = {"tf1_static": (10.0, 10.4, 9.8), "tf1_dynamic": (15.0, 15.2, 14.9), "tf2_while": (12.0, 12.1, 11.9)}
+    recs = [record("unroll", v, params, [{"build_s": 1.0 + len(v), "fwd_ms": x, "train_ms": 2 * x} for x in xs],
+                   env=env, source="imported") for v, xs in fwd.items()]
+    return [f.sentence for _, fs in findings.answer(recs) for f in fs]
+
+
+def test_a_deck_says_the_machine_its_takeaways_share_once_from_their_where_not_their_words():
+    from rnnlab.exporters.md import MarkdownExporter
+
+    said = _sentences("Box, On rack 2", "Xeon A")  # a name that fools a reader of "On <machine>, ..."
+    where = "On Box, On rack 2 (CPU, imported)"
+    assert len(said) == 2 and {s.where for s in said} == {where}
+    talk = deck.talk(Report("r", "s", (_table(),), (), {}, takeaways=said))
+    assert talk.takeaway_note == where
+    assert [t.text for t in talk.takeaways] == [said[0].body, "O" + said[1].body[1:]]  # "Of 3 variants ..."
+    assert said[1].body.startswith("of 3 variants")
+    assert [t.status for t in talk.takeaways] == [s.status for s in said] and said[0].status
+    md = MarkdownExporter().render(talk)[0].data.decode()
+    assert f"{where}:\n\n- static_rnn builds" in md and md.count("On Box") == 1
+    # two machines named alike: no machine said once, every takeaway keeps its own
+    mixed = said[:1] + _sentences("Box, On rack 3", "Xeon B")[:1]
+    talk = deck.talk(Report("r", "s", (_table(),), (), {}, takeaways=mixed))
+    assert talk.takeaway_note == "" and [t.text for t in talk.takeaways] == [s.text for s in mixed]
+    assert [t.where for t in talk.takeaways] == [where, "On Box, On rack 3 (CPU, imported)"]

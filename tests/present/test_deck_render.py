@@ -57,7 +57,7 @@ def test_default_unrolling_deck_renders_and_no_number_wraps(tmp_path):
                               capture_output=True, text=True, check=True).stdout
         lines = [re.sub(r"\s+", " ", line.replace("\u2060", "")) for line in text.splitlines()]
         if k == 2:  # the takeaways: every interval "(1.17–1.43x)" on one line
-            ranges = [m for t in talk.takeaways for m in re.findall(r"\(\d[\d.]*–\d[\d.]*x\)", t)]
+            ranges = [m for t in talk.takeaways for m in re.findall(r"\(\d[\d.]*–\d[\d.]*x\)", t.text)]
             assert ranges and all(any(r in line for line in lines) for r in ranges), (ranges, lines)
         for shape in slide.shapes:
             if not shape.has_table:

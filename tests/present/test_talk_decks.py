@@ -84,7 +84,7 @@ def test_takeaways_are_real_bullets_with_a_hanging_indent(decks, view):
     slide = prs.slides[1]
     assert slide.shapes.title.text.startswith("Takeaways")
     paras = [p for s in slide.shapes if s.has_text_frame and s != slide.shapes.title
-             for p in s.text_frame.paragraphs if p.text.startswith(talk.takeaways[0][:20])]
+             for p in s.text_frame.paragraphs if p.text.startswith(talk.takeaways[0].text[:20])]
     assert paras, f"{view}: the first takeaway is not on slide 2"
     p_pr = paras[0]._p.pPr
     assert p_pr is not None and p_pr.find(qn("a:buChar")) is not None and int(p_pr.get("indent")) < 0
@@ -130,8 +130,9 @@ def test_the_migrate_deck_has_the_converter_and_seed_004(decks):
     titles = [s.shapes.title.text for s in prs.slides]
     assert any(t.startswith("converter demo") for t in titles), titles
     assert any("Seed 004" in t for t in titles), titles
-    assert any("converted" in t for t in talk.takeaways) and any("Seed 004" in t for t in talk.takeaways)
-    assert not any("above" in t for t in talk.takeaways)  # a deck has no "above"
+    said = [t.text for t in talk.takeaways]
+    assert any("converted" in t for t in said) and any("Seed 004" in t for t in said)
+    assert not any("above" in t for t in said)  # a deck has no "above"
 
 
 def test_the_pitfalls_deck_shows_the_wrong_and_the_right_code(decks):
