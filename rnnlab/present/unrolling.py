@@ -21,7 +21,7 @@ from rnnlab.core import envinfo
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip, fmt_params
 from rnnlab.core.record import Record, utc_now
-from rnnlab.core.views import ChartView, Report, TableView
+from rnnlab.core.views import ChartView, Column, Report, TableView
 from rnnlab.engine import api
 from rnnlab.judge import findings, select
 from rnnlab.present import charts, tables
@@ -290,7 +290,8 @@ def findings_table(records: Sequence[Record]) -> TableView | None:
         return None
     return TableView(title="Unrolling: findings", caption="computed from the records below; "
                      + select.source_note([r for r in records if r.experiment == "unroll"]),
-                     columns=("question", "finding", "configuration and source"), rows=rows, raw=rows)
+                     columns=tuple(Column(c, "prose") for c in ("question", "finding", "configuration and source")),
+                     rows=rows, raw=rows)
 
 
 def report(records: Sequence[Record]) -> Report:
