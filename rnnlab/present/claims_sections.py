@@ -192,9 +192,10 @@ def training_view(cfg: Configuration) -> TableView:
 
     recs = _order(cfg.records, VARIANTS)
     target = cfg.params.get("target_acc")
-    cols = [tables.VARIANT, "strategy", "build (s)", "first epoch (s)", "epoch (s)", "step (ms)", "final accuracy",
-            "best accuracy", f"time to {target:.0%} (s)" if isinstance(target, float) else "time to target (s)",
-            "epochs to target", "peak memory (MB)", "max |diff| vs tf1_dynamic", tables.ERROR]
+    cols = [tables.VARIANT, "strategy", tables.metric_column("build_s"), "first epoch (s)", "epoch (s)", "step (ms)",
+            "final accuracy", "best accuracy",
+            f"time to {target:.0%} (s)" if isinstance(target, float) else "time to target (s)",
+            "epochs to target", tables.metric_column("peak_mem_mb"), "max |diff| vs tf1_dynamic", tables.ERROR]
     rows, raw = [], []
     for r in recs:
         m = r.metrics

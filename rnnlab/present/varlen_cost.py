@@ -13,7 +13,7 @@ import pandas as pd
 from rnnlab.core import format as fmt
 from rnnlab.core import wording
 from rnnlab.core.record import Record
-from rnnlab.core.views import TableView
+from rnnlab.core.views import Column, TableView
 from rnnlab.experiments import padding as padding_exp
 from rnnlab.judge import findings, select
 from rnnlab.present import style
@@ -35,7 +35,7 @@ def cost_table(records: Sequence[Record], *, title: str | None = None) -> TableV
     """One row per padding strategy: throughput, the share of fed steps that is padding, batch shapes and traces
     (each shape is a trace of a shape-specialised function), build time."""
     recs = standing(records, "padding")
-    cols = [VARIANT, WHAT_RUNS, *(c[1] for c in COST_COLUMNS), ERROR]
+    cols = [VARIANT, WHAT_RUNS, *(Column(c[1], "number", "metric", key=c[0]) for c in COST_COLUMNS), ERROR]
     rows, raw = [], []
     for r in recs:
         vals = [r.metrics.get(c[0]) for c in COST_COLUMNS]
