@@ -130,7 +130,7 @@ def caption(records: Sequence[Record], point: Mapping[str, Any]) -> str:
 def comparison(shown: Sequence[Record], *, reference: str, point: Mapping[str, Any]) -> TableView:
     """The comparison table: one row per variant, ratios against ``reference`` on the row's own machine, each with
     its interval ("0.63x (0.60–0.66)"); noisy figures flagged ("13.7 (! 23%)"), impossible ones in a "check"
-    column; the raw interval columns for the downloads (``tables.BOUNDS``)."""
+    column; the raw interval columns (role "bound") for the downloads."""
     return tables.comparison(shown, reference=reference, title=title(point))
 
 

@@ -184,6 +184,28 @@ def test_pick_drops_empty_columns_writes_booleans_and_keeps_the_cells():
     assert chosen.rows[0] == ("yes", "a", "0.63x (0.60–0.66)")
 
 
+def test_the_deck_finds_the_ratio_its_metric_and_the_machine_by_role_whatever_their_labels():
+    ratio = Column("Tempo gegen Referenz", "ratio", "ratio", key="tempo vs ref", of="fwd_ms", against="tf1_dynamic")
+    cols = (Column("Name", "text", "name"), Column("Zeit", "number", "metric", key="fwd_ms"),
+            Column("Speicher", "number", "metric", key="peak_mem_mb"), Column("wo gemessen", "text", "machine"),
+            ratio, *ratio.bounds(), Column("Fehler", "prose", "error"), Column("Prüfung", "text"))
+    rows = (("a", "4.21", "210", "box 1", "0.66x (0.64–0.68)", "0.64x", "0.68x", "OOM", "pass"),
+            ("b", "6.50", "99", "box 2", "1.00x", "1.00x", "1.00x", "", "FAIL"))
+    raw = (("a", 4.21, 210.0, "box 1", 0.66, 0.64, 0.68, "OOM", True),
+           ("b", 6.5, 99.0, "box 2", 1.0, 1.0, 1.0, None, False))
+    table = TableView("t", "", cols, rows, raw)
+    assert deck.default_columns(deck.screen(table)) == ["Name", "wo gemessen", "Zeit", "Tempo gegen Referenz", "Fehler"]
+    assert deck.pick(table, ["tempo vs keras", "name"]).columns == ("Tempo gegen Referenz", "Name")  # any reference
+    assert [r[-1] for r in deck.screen(table).rows] == ["pass", "FAIL"]  # text, whatever the bool behind it
+    # headers that read like a ratio, a machine and an error are none of these without their roles
+    plain = TableView("t", "", ("variant", "measured on", "forward (ms)", "forward vs tf1_dynamic", "error"),
+                      (("a", "box 1", "4.21", "0.66x", "OOM"),), (("a", "box 1", 4.21, 0.66, "OOM"),))
+    assert deck.default_columns(deck.screen(plain)) == list(plain.columns)
+    assert deck.choices(Report("r", "", (table, plain), (), {})) == [
+        "Name", "Zeit", "Speicher", "wo gemessen", "Tempo gegen Referenz", "Fehler", "Prüfung", "variant",
+        "measured on", "forward (ms)", "forward vs tf1_dynamic", "error"]
+
+
 def test_talk_pairs_charts_keeps_takeaways_and_refuses_bad_columns():
     chart = ChartView("c", "", {"mark": "bar"})
     rep = Report("r", "s", (_table(), _table(title="u")), (chart, chart), {}, takeaways=("**Bold** `code` here",))
