@@ -128,7 +128,7 @@ def make_report():
     import altair as alt
     import pandas as pd
 
-    from rnnlab.core.views import ChartView, Report, TableView
+    from rnnlab.core.views import ChartView, Column, Report, TableView
 
     variants = ["tf1_static", "tf1_dynamic", "tf2_unrolled", "tf2_while", "keras", "keras_unroll"]
     fwd = [12.3456, 14.5, 1234.5, 9.87654, None, 0.001234]
@@ -144,7 +144,9 @@ def make_report():
     long = TableView(
         title="Sequence-length sweep: lstm, 1x256",
         caption="fwd and train medians per batch; quartiles in brackets; seq_len 5..200",
-        columns=("seq_len", "variant", "build (s)", "forward (ms)", "train (ms)", "peak memory (MB)"),
+        # no raw values: the columns of figures say so
+        columns=(Column("seq_len", "number"), "variant",
+                 *(Column(c, "number") for c in ("build (s)", "forward (ms)", "train (ms)", "peak memory (MB)"))),
         rows=tuple((str(5 * (i + 1)), ("tf1_static", "tf2_while")[i % 2], f"{0.1 * i:.3f}", f"{1.5 * i + 0.25:,.2f}",
                     f"{30.5 * i:,.1f}", f"{100 + i}") for i in range(40)),
         provenance={"machine": "baseline-gpu-1", "device": "GPU (A100)"},

@@ -311,33 +311,30 @@ def table(view: TableView, *, key: str | None = None, caption: bool = True, conf
 
 
 def comparison_frame(view: TableView):
-    """A comparison table for the screen: each ratio beside its metric, the error column only when a variant
-    failed (exports keep the view's own layout)."""
+    """A comparison table for the screen: each ratio beside its metric (their ``Column`` roles: a ratio's ``of`` is
+    its metric's key), the error column only when a variant failed (exports keep the view's own layout)."""
     frame = to_frame(view)
-    cols = list(frame.columns)
-    ratio_of = {"forward (ms)": "forward vs", "train step (ms)": "train vs", "build (s)": "build vs",
-                "peak memory (MB)": "memory vs"}
+    ratios: dict[str, list[str]] = {}
+    for c in view.cols:
+        if c.role == "ratio":
+            ratios.setdefault(c.of, []).append(c.label)
     order = []
-    for c in cols:
-        if any(c.startswith(p) for p in ratio_of.values()):
-            continue
-        order.append(c)
-        if c in ratio_of:
-            order += [r for r in cols if r.startswith(ratio_of[c])]
-    if "error" in order and not frame["error"].astype(str).str.strip().any():
-        order.remove("error")
-    elif "error" in order:  # a failure's reason right after the names, where it is seen
-        order.remove("error")
-        order.insert(2, "error")
+    for c in view.cols:
+        if c.role != "ratio":
+            order.append(c.label)
+            order += ratios.get(c.key, []) if c.role == "metric" else []
+    for j in view.role("error"):
+        error = view.columns[j]
+        order.remove(error)
+        if frame[error].astype(str).str.strip().any():  # a failure's reason right after the names, where it is seen
+            order.insert(2, error)
     return frame[order]
 
 
-_GROUPS = (("Build and graph size", ("what runs", "first build (s)", "first call (s)", "train build (s)",
-                                     "train first call (s)", "graph nodes")),
-           ("Agreement and throughput", ("max |diff| vs ref", "max |diff| vs NumPy", "GFLOP/s", "of matmul peak",
-                                         "check")))
-_RATIO_OF = {"forward vs": "forward (ms)", "train vs": "train step (ms)", "build vs": "build (s)",
-             "memory vs": "peak memory (MB)"}
+# the comparison's later tables, by column key (a metric's key is the metric); the "check" column closes the second
+_GROUPS = (("Build and graph size", ("what runs", "first_build_s", "first_call_s", "train_build_s",
+                                     "train_first_call_s", "graph_nodes")),
+           ("Agreement and throughput", ("max_abs_diff", "ref_abs_diff", "gflops", "roofline_frac", "check")))
 
 
 def comparison_tables(view: TableView, *, key: str, caption: bool = True) -> None:
@@ -346,32 +343,36 @@ def comparison_tables(view: TableView, *, key: str, caption: bool = True) -> Non
     then build and graph size; then agreement and throughput (the share of the matmul peak as a bar). Each starts
     with the variant; a failed variant's reason stays in the first."""
     frame = comparison_frame(view)
-    cols = list(frame.columns)
-    later = {c for _, group in _GROUPS for c in group}
-    first = [c for c in cols if c not in later]
-    extra = [c for c in ("measured on",) if c in first]
-    config = {"variant": st.column_config.TextColumn(help="stable name: what it runs is in the next table and the "
-                                                          "Glossary")}
+    shown = set(frame.columns)
+    col = {c.label: c for c in view.cols}
+    label = {c.key: c.label for c in view.cols if c.label in shown}
+    later = {label[k] for _, group in _GROUPS for k in group if k in label}
+    first = [c for c in frame.columns if c not in later]
+    extra = [view.columns[j] for j in view.role("machine") if view.columns[j] in first]
+    name = view.columns[0]
+    config = {name: st.column_config.TextColumn(help="stable name: what it runs is in the next table and the "
+                                                     "Glossary")}
     for c in first:
-        for prefix, metric in _RATIO_OF.items():
-            if c.startswith(prefix):
-                ref = c.removeprefix(prefix).strip()
-                config[c] = st.column_config.TextColumn(
-                    f"vs {ref}", help=f"{metric} over {ref}'s (above 1: takes more); in brackets its interval")
+        if col[c].role == "ratio":
+            metric = label.get(col[c].of, col[c].of)
+            config[c] = st.column_config.TextColumn(
+                f"vs {col[c].against}",
+                help=f"{metric} over {col[c].against}'s (above 1: takes more); in brackets its interval")
     frame_table(frame[first], key=key, config=config)
     for i, (title, group) in enumerate(_GROUPS):
-        part = [c for c in group if c in cols]
+        part = [label[k] for k in group if k in label]
         if not part:
             continue
         st.markdown(f"**{title}**")
-        sub = frame[["variant"] + extra + part].copy()
+        sub = frame[[name] + extra + part].copy()
         config = {}
-        if "of matmul peak" in sub.columns:
-            j = list(view.columns).index("of matmul peak")
+        peak = label.get("roofline_frac")
+        if peak in sub.columns:
+            j = view.columns.index(peak)
             raw = {row[0]: row[j] for row in view.raw}
-            sub["of matmul peak"] = [raw.get(v) for v in sub["variant"]]
-            config["of matmul peak"] = st.column_config.ProgressColumn(
-                "of matmul peak", format="percent", min_value=0.0, max_value=1.0, width=150,
+            sub[peak] = [raw.get(v) for v in sub[name]]
+            config[peak] = st.column_config.ProgressColumn(
+                peak, format="percent", min_value=0.0, max_value=1.0, width=150,
                 help="achieved GFLOP/s over this machine's matrix-multiply rate: the roofline (see the Glossary)")
         frame_table(sub, key=f"{key}-{i + 1}", config=config)
     if caption and view.caption:

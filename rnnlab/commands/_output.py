@@ -22,9 +22,10 @@ import sys
 import tempfile
 import textwrap
 import warnings
+from dataclasses import replace
 from typing import Iterator, Sequence
 
-from rnnlab.core.format import clip, fmt_value, label
+from rnnlab.core.format import clip, fmt_value
 
 WIDTH = 120  # piped output, and the default of every run(...) that prints
 MIN_WIDTH = 60  # a narrower terminal still gets this much
@@ -116,19 +117,14 @@ def fit_lines(text: str, width: int | None) -> str:
 
 
 # -- tables ------------------------------------------------------------------------------------------------------
-_RATIO = re.compile(r"^\d[\d,.]*x( \(.*\))?$")  # fmt_ratio_cell: "0.63x (0.60–0.66)", "1.00x"
 _EMPTY = ("", fmt_value(None), "-")  # a cell with nothing in it (not measured: core.format's mark)
-# after the first column, the flags and errors, and the ratios: the metrics a reader looks at first
-KEY_METRICS = tuple(label(m) for m in ("fwd_ms", "train_ms", "peak_mem_mb", "build_s", "first_call_s",
-                                         "graph_nodes", "max_abs_diff"))
+# after the first column, the flags and errors, and the ratios: the metrics a reader looks at first (their keys)
+KEY_METRICS = ("fwd_ms", "train_ms", "peak_mem_mb", "build_s", "first_call_s", "graph_nodes", "max_abs_diff")
+FIRST_RATIOS = ("fwd_ms", "train_ms")  # the ratios of these metrics get room before the key metrics
 TEXT_MIN = 16  # a text column ("what runs", "error") is clipped to no less than this (or its header)
-CHECK, ERROR = "check", "error"  # present.tables.CHECK and the error column
-TEXT = (ERROR, "what runs", "measured on")  # text that is clipped before a column is left out
-
-
-def _is_ratio(cells: Sequence[str]) -> bool:
-    shown = [c for c in cells if c not in _EMPTY]
-    return bool(shown) and all(_RATIO.match(c) for c in shown)
+FLAGS = ("check", "error", "machine")  # the roles of the columns that get room right after the first
+# text that is clipped before a column is left out: the error, the machine, and prose or code ("what runs")
+TEXT = ("error", "machine")
 
 
 def fit(view, width: int, only: Sequence[str] | None = None, picked: list | None = None):
@@ -149,12 +145,12 @@ def fit(view, width: int, only: Sequence[str] | None = None, picked: list | None
     n = len(cols)
     natural = [max([len(cols[i])] + [len(r[i]) for r in rows]) for i in range(n)]
     empty = {i for i in range(1, n) if rows and all(r[i] in _EMPTY for r in rows)}
-    under = _checks_below(cols, rows, natural, empty, width)
-    ratios = [i for i in range(1, n) if i not in empty and _is_ratio([r[i] for r in rows])]
-    under[:0] = _vs_ref(view.caption, cols, rows, natural, ratios)
-    order = [i for i in _priority(cols, ratios)
+    under = _checks_below(view, cols, rows, natural, empty, width)
+    ratios = [i for i in range(1, n) if i not in empty and view.cols[i].kind == "ratio"]
+    under[:0] = _vs_ref(view, cols, rows, natural, ratios)
+    order = [i for i in _priority(view, ratios)
              if i not in empty and (only is None or view.columns[i] in only or i == 0)]
-    shown = _widths(order, cols, natural, width)
+    shown = _widths(order, view, cols, natural, width)
     keep = sorted(shown)
     if picked is not None:
         picked.extend(view.columns[i] for i in keep)
@@ -162,7 +158,7 @@ def fit(view, width: int, only: Sequence[str] | None = None, picked: list | None
     fitted = TableView(
         title="\n".join(heading(view.title, width)),
         caption="\n".join(x for line in view.caption.split("\n") for x in wrap(line, width, "")),
-        columns=tuple(clip(cols[i], shown[i]) for i in keep),
+        columns=tuple(replace(view.cols[i], label=clip(cols[i], shown[i])) for i in keep),
         rows=tuple(tuple(clip(r[i], shown[i]) for i in keep) for r in rows),
         provenance=view.provenance)
     if left:
@@ -171,52 +167,57 @@ def fit(view, width: int, only: Sequence[str] | None = None, picked: list | None
     return fitted, under
 
 
-def _checks_below(cols: list[str], rows: list[list[str]], natural: list[int], empty: set, width: int) -> list[str]:
+def _checks_below(view, cols: list[str], rows: list[list[str]], natural: list[int], empty: set,
+                  width: int) -> list[str]:
     """A "check" sentence is never cut: its cell says "see below" and the sentence goes under the table (the lines
     returned)."""
     under: list[str] = []
-    if CHECK in cols and cols.index(CHECK) not in empty:
-        k = cols.index(CHECK)
+    for k in view.role("check")[:1]:
+        if k in empty:
+            continue
         for r in rows:
             if r[k]:
-                under += wrap(f"{CHECK}, {r[0]}: {r[k]}", width, "    ")
+                under += wrap(f"{cols[k]}, {r[0]}: {r[k]}", width, "    ")
                 r[k] = "see below"
-        natural[k] = max([len(CHECK)] + [len(r[k]) for r in rows])
+        natural[k] = max([len(cols[k])] + [len(r[k]) for r in rows])
     return under
 
 
-def _vs_ref(caption: str, cols: list[str], rows: list[list[str]], natural: list[int], ratios: list[int]) -> list[str]:
-    """The ratio columns' "vs <reference>" shortened to "vs ref" and the reference's row first (every ratio below is
-    read against it); a "ref: <name>" line when the caption does not name it."""
-    refs = {cols[i].split(" vs ", 1)[1] for i in ratios if " vs " in cols[i]}
+def _vs_ref(view, cols: list[str], rows: list[list[str]], natural: list[int], ratios: list[int]) -> list[str]:
+    """The ratio columns headed by their name against any reference ("forward vs ref", their key) and the
+    reference's row first (every ratio below is read against it); a "ref: <name>" line when the caption does not
+    name it."""
+    against = [i for i in ratios if view.cols[i].against]
+    refs = {view.cols[i].against for i in against}
     if len(refs) != 1:
         return []
     ref = refs.pop()
-    for i in ratios:
-        cols[i] = cols[i].replace(f" vs {ref}", " vs ref")
+    for i in against:
+        cols[i] = view.cols[i].key
         natural[i] = max([len(cols[i])] + [len(r[i]) for r in rows])
     rows.sort(key=lambda r: r[0] != ref)
-    return [] if f"against {ref}" in caption else [f"ref: {ref}"]
+    return [] if f"against {ref}" in view.caption else [f"ref: {ref}"]
 
 
-def _priority(cols: list[str], ratios: list[int]) -> list[int]:
+def _priority(view, ratios: list[int]) -> list[int]:
     """The columns in the order they get room: the first; flags and errors; the forward and train ratios; three key
     metrics; the other ratios; the other key metrics; the rest in the table's order."""
+    cols = view.cols
     n = len(cols)
-    flags = [i for i in range(1, n) if cols[i] in (CHECK, ERROR, "measured on")]
-    first_ratios = [i for i in ratios if cols[i].startswith(("forward", "train"))]
-    key = [i for name in KEY_METRICS for i in range(1, n) if cols[i] == name]
+    flags = [i for i in range(1, n) if cols[i].role in FLAGS]
+    first_ratios = [i for i in ratios if cols[i].of in FIRST_RATIOS]
+    key = [i for name in KEY_METRICS for i in range(1, n) if cols[i].key == name]
     return list(dict.fromkeys([0, *flags, *first_ratios, *key[:3], *ratios, *key, *range(1, n)]))
 
 
-def _widths(order: list[int], cols: list[str], natural: list[int], width: int) -> dict[int, int]:
+def _widths(order: list[int], view, cols: list[str], natural: list[int], width: int) -> dict[int, int]:
     """Column -> width for the columns that fit ``width`` in ``order``: each at least its least (a long text column
     clipped toward ``TEXT_MIN``), then the room left given back to clipped columns in the same order."""
 
     def least(i: int) -> int:
         if i == 0:
             return min(natural[i], width)
-        if natural[i] <= 40 and cols[i] not in TEXT:
+        if natural[i] <= 40 and view.cols[i].role not in TEXT and view.cols[i].kind not in ("prose", "code"):
             return natural[i]
         return min(natural[i], max(len(cols[i]), TEXT_MIN))
 
@@ -247,7 +248,7 @@ def tables(views: Sequence, width: int | None) -> str:
     for v in views:
         if v.columns not in chosen:
             kin = [u for u in views if u.columns == v.columns]
-            merged = TableView(title=v.title, caption=v.caption, columns=v.columns,
+            merged = TableView(title=v.title, caption=v.caption, columns=v.cols,
                                rows=tuple(r for u in kin for r in u.rows))
             picked: list[str] = []
             fit(merged, width, picked=picked)

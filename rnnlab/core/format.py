@@ -44,6 +44,14 @@ def label(metric: str) -> str:
     return METRICS.get(metric, (metric.replace("_", " "), "g"))[0]
 
 
+_UNITS = {"s": "s", "ms": "ms", "mb": "MB", "pct": "%"}  # a metric's format -> the unit its figures are in
+
+
+def unit(metric: str) -> str:
+    """The unit a metric's figures are in ("ms", "MB"); "" for a count or a plain number."""
+    return _UNITS.get(METRICS.get(metric, ("", ""))[1], "")
+
+
 def fmt_value(value: Any, kind: str = "g") -> str:
     """One number as text. ``None`` (not measured) is :data:`MISSING`, never zero."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

@@ -170,27 +170,6 @@ def unique_names(stems: list[str], suffix: str) -> list[str]:
     return names
 
 
-_NUM = r"[+\-−±]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][+\-]?\d+)?(?:\s*(?:×|x|%|[a-zA-Zµμ/]{1,6}))?"
-# A number with an optional unit, range ("44.1–47.2") and bracketed spread ("12.3 [11.0–13.1]", "1.2 (±0.1)").
-_NUMERIC = re.compile(rf"^[~≈<>]?\s*{_NUM}(?:\s*[–-]\s*{_NUM})?(?:\s*[\[(]\s*{_NUM}(?:\s*[–,-]\s*{_NUM})?\s*[\])])?"
-                      r"(?:\s*\(!\s*\d+%\))?$")  # a noisy figure's flag: "4.92 (! 14%)"
-_BLANK = {"", "-", "—", "–", "n/a", "na", "nan", "none"}
-
-
-def numeric_cell(cell: str) -> bool:
-    cell = cell.strip()
-    return bool(cell) and any(ch.isdigit() for ch in cell) and bool(_NUMERIC.match(cell))
-
-
-def numeric_columns(table: TableView) -> list[bool]:
-    """Which columns hold numbers (right-aligned): most non-blank cells look like a number with an optional unit."""
-    flags = []
-    for j in range(len(table.columns)):
-        cells = [row[j].strip() for row in table.rows if row[j].strip().lower() not in _BLANK]
-        flags.append(bool(cells) and sum(map(numeric_cell, cells)) * 2 >= len(cells))
-    return flags
-
-
 def json_value(value: object) -> object:
     """A raw cell as strict JSON: NumPy scalars unwrapped, NaN/inf as null, anything exotic as text."""
     if value is None or isinstance(value, (bool, int, str)):

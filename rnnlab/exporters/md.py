@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from rnnlab.core.views import Report, TableView, without_bounds
-from rnnlab.exporters.base import SCHEMA, Artifact, Exporter, label, numeric_columns, own, require, slug
+from rnnlab.exporters.base import SCHEMA, Artifact, Exporter, label, own, require, slug
 
 
 def _cell(text: str) -> str:
@@ -22,7 +22,7 @@ def table_lines(table: TableView, level: int = 2) -> list[str]:
     out = ["#" * level + f" {table.title}", ""]
     if table.caption:
         out += [f"*{' '.join(table.caption.split())}*", ""]
-    align = ["---:" if n else ":---" for n in numeric_columns(table)]
+    align = ["---:" if n else ":---" for n in table.numeric]
     out.append("| " + " | ".join(_cell(c) for c in table.columns) + " |")
     out.append("| " + " | ".join(align) + " |")
     out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in table.rows]

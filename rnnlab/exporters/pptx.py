@@ -30,7 +30,7 @@ from datetime import datetime
 
 from rnnlab.core.format import clip
 from rnnlab.core.views import ChartView, Report, TableView, without_bounds
-from rnnlab.exporters.base import (Artifact, Exporter, chart_png, label, merged, numeric_columns,
+from rnnlab.exporters.base import (Artifact, Exporter, chart_png, label, merged,
                                    provenance_lines, provenance_summary, slug)
 # the table layout (text metrics, fonts, widths, slides): its names are this module's too
 from rnnlab.exporters.pptx_layout import (BODY_W, FONT, FONTS, HEADROOM, LINE, MAX_COL, MONO, PAD_X,  # noqa: F401
@@ -181,7 +181,7 @@ class PptxExporter(Exporter):
         longest_caption = table.caption + (f" (rows {n}–{n} of {n})" if n > 1 else "")
         body_top = self._body_top(longest_caption)
         plan = plan_table(table, BODY_BOTTOM - body_top)
-        numeric = numeric_columns(table)
+        numeric = table.numeric
         slides = []
         for page, (start, stop) in enumerate(plan.pages):
             split = len(plan.pages) > 1
@@ -240,7 +240,7 @@ class PptxExporter(Exporter):
         if not plan.fits or len(plan.pages) > 1 or plan.font < ROW_FONT_MIN or not n:
             return None
         slide, _ = self._heading(deck, table.title, table.caption)
-        numeric = numeric_columns(table)
+        numeric = table.numeric
         self._table(slide, table, plan, 0, n, numeric, body_top, left=SLIDE_MARGIN)
         x = SLIDE_MARGIN + plan.width + GUTTER
         w = SLIDE_W - SLIDE_MARGIN - x
@@ -297,7 +297,7 @@ class PptxExporter(Exporter):
                 for para in cell.text_frame.paragraphs:
                     para.alignment = PP_ALIGN.RIGHT if numeric[j] else PP_ALIGN.LEFT
                     for run in para.runs:
-                        run.font.name = MONO if i and table.columns[j] in table.code else FONT
+                        run.font.name = MONO if i and table.cols[j].kind == "code" else FONT
                         run.font.size, run.font.bold = Pt(plan.font), i == 0
 
     @staticmethod

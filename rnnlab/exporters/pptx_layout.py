@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Sequence
 
-from rnnlab.core.views import TableView
-from rnnlab.exporters.base import numeric_columns
+from rnnlab.core.views import TableView, select
 
 # Geometry in inches (16:9 slide).
 SLIDE_W, SLIDE_H = 13.333, 7.5
@@ -32,7 +31,7 @@ FONT = "Arial"  # set on every run: its metrics are known here, and LibreOffice 
 _EM = {**dict.fromkeys(" .,:;'!|/ijlI", 0.278), **dict.fromkeys("()-[]rtf", 0.333), **dict.fromkeys("mM%", 0.86),
        **dict.fromkeys("wW—", 0.96), "×": 0.584, "–": 0.556, "µ": 0.576, "Δ": 0.668, "…": 1.0}
 SAFETY = 1.06  # widths are estimates: better a little air than a wrapped number
-MONO = "Courier New"  # code (``TableView.code``): LibreOffice maps it to metric-equal Liberation Mono, 0.6 em a character
+MONO = "Courier New"  # code (Column kind "code"): LibreOffice maps it to metric-equal Liberation Mono, 0.6 em a character
 
 
 def text_width(text: str, pt: float, bold: bool = False, mono: bool = False) -> float:
@@ -104,8 +103,8 @@ class _Measures:
 
 def _measures(table: TableView) -> _Measures:
     cols = range(len(table.columns))
-    numeric = numeric_columns(table)
-    mono = [c in table.code for c in table.columns]
+    numeric = table.numeric
+    mono = [c.kind == "code" for c in table.cols]
     # Widths at 1 pt; everything scales linearly with the font size. Code: its longest line.
     cell = [max([max(text_width(x, 1, mono=True) for x in r[j].split("\n")) if mono[j] else text_width(r[j], 1)
                  for r in table.rows] or [0.0]) for j in cols]
@@ -185,8 +184,8 @@ def column_groups(table: TableView, body_w: float = BODY_W) -> list[list[int]]:
     again. One group when the table fits as it is."""
     if plan_table(table, SLIDE_H).fits or len(table.columns) < 3:
         return [list(range(len(table.columns)))]
-    numeric = numeric_columns(table)
-    mono = [c in table.code for c in table.columns]
+    numeric = table.numeric
+    mono = [c.kind == "code" for c in table.cols]
 
     def least(j: int) -> float:
         words = [text_width(w, ROW_FONT_MIN, True) for w in _words(table.columns[j])]
@@ -209,9 +208,7 @@ def column_groups(table: TableView, body_w: float = BODY_W) -> list[list[int]]:
 
 
 def _columns(table: TableView, idx: Sequence[int], suffix: str) -> TableView:
-    take = lambda row: tuple(row[j] for j in idx)  # noqa: E731
-    return replace(table, title=table.title + suffix, columns=take(table.columns), rows=tuple(map(take, table.rows)),
-                   raw=tuple(map(take, table.raw)) if table.raw else ())
+    return select(table, idx, title=table.title + suffix)
 
 
 def paginate(heights: list[float], capacity: float) -> list[tuple[int, int]]:

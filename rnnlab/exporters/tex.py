@@ -7,7 +7,7 @@ Every cell, caption and title is escaped (``\\ & % $ # _ { } ~ ^`` and the unico
 from __future__ import annotations
 
 from rnnlab.core.views import Report, without_bounds
-from rnnlab.exporters.base import SCHEMA, Artifact, Exporter, numeric_columns, own, provenance_lines, require, slug
+from rnnlab.exporters.base import SCHEMA, Artifact, Exporter, own, provenance_lines, require, slug
 
 _ESCAPES = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
@@ -42,7 +42,7 @@ class LatexExporter(Exporter):
                _comment(f"report: {report.title}")]
         out += [_comment(line) for line in provenance_lines(report.provenance)]
         for i, table in enumerate(map(without_bounds, report.tables)):
-            spec = "".join("r" if n else "l" for n in numeric_columns(table)) or "l"
+            spec = "".join("r" if n else "l" for n in table.numeric) or "l"
             caption = escape(table.title) + (". " + escape(table.caption) if table.caption else "")
             out += ["", _comment(f"table {i + 1}: {table.title}")]
             out += [_comment(line) for line in provenance_lines(own(report, table))]

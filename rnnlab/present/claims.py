@@ -31,7 +31,7 @@ from rnnlab.core import rules
 from rnnlab.core import format as fmt
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record
-from rnnlab.core.views import ChartView, Report, TableView
+from rnnlab.core.views import ChartView, Column, Report, TableView
 from rnnlab.experiments import seeds
 from rnnlab.judge import claims as judge_claims
 from rnnlab.judge import findings
@@ -92,9 +92,10 @@ def measured_column(records: Sequence[Record]) -> str:
     return "measured here" if here(records) else "measured"
 
 
-def claim_columns(records: Sequence[Record] = ()) -> tuple[str, ...]:
-    return ("verdict", "claim (the seed's words and figure)", "seed", "tested by", measured_column(records),
-            "why / depends on", "command")
+def claim_columns(records: Sequence[Record] = ()) -> tuple[Column, ...]:
+    return (Column("verdict", "text", "name"), Column("claim (the seed's words and figure)", "prose"),
+            Column("seed", "text"), Column("tested by", "prose"), Column(measured_column(records), "prose", "figures"),
+            Column("why / depends on", "prose"), Column("command", "prose"))
 
 
 def page_title(records: Sequence[Record]) -> str:

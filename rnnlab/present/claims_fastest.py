@@ -12,6 +12,7 @@ from rnnlab.core.views import TableView
 from rnnlab.experiments import seeds
 from rnnlab.judge import findings, recommend
 from rnnlab.judge.recommend import GOALS, Recommendation
+from rnnlab.present import tables
 from rnnlab.present.claims_sections import describe
 
 
@@ -70,8 +71,9 @@ def recommendation_view(rec: Recommendation) -> TableView | None:
         order += [v for v in by_goal.get(g, {}) if v not in order]
     if not order:
         return None
-    step = "train step (ms)" if rec.mode == "train" else "forward (ms)"
-    cols = ["variant", "what runs", f"build + {rec.n_steps:,} steps (s)", step, "peak memory (MB)"]
+    step = tables.metric_column("train_ms" if rec.mode == "train" else "fwd_ms")
+    cols = [tables.VARIANT, tables.WHAT_RUNS, f"build + {rec.n_steps:,} steps (s)", step,
+            tables.metric_column("peak_mem_mb")]
     rows, raw = [], []
     for v in order:
         vals = [by_goal.get(g, {}).get(v) for g in GOALS]

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 from rnnlab import experiments
 from rnnlab.core import format as fmt
 from rnnlab.core.record import Record
-from rnnlab.core.views import TableView
+from rnnlab.core.views import Column, TableView
 from rnnlab.experiments import seeds
 from rnnlab.judge import findings
 from rnnlab.judge import select as sel
@@ -92,12 +92,15 @@ def _order(records: Sequence[Record], variants: Sequence[str]) -> list[Record]:
     return sorted(records, key=lambda r: pos.get(r.variant, len(pos)))
 
 
-def _table(title: str, caption: str, columns: Sequence[str], rows: list[list], raw: list[list],
+def _table(title: str, caption: str, columns: Sequence, rows: list[list], raw: list[list],
            records: Sequence[Record]) -> TableView:
     if not any(str(r[-1]) for r in rows):  # no failure: no error column
         columns, rows, raw = list(columns)[:-1], [r[:-1] for r in rows], [r[:-1] for r in raw]
     return TableView(title=title, caption=caption, columns=tuple(columns), rows=tuple(map(tuple, rows)),
                      raw=tuple(map(tuple, raw)), provenance=sel.provenance(list(records)))
+
+
+_KNOB_RATIOS = ("fwd_ms", "train_ms", "peak_mem_mb")  # what every knob is measured against dynamic_rnn's defaults by
 
 
 def knobs_view(cfg: Configuration) -> TableView:
@@ -107,12 +110,13 @@ def knobs_view(cfg: Configuration) -> TableView:
     recs = _order(cfg.records, VARIANTS)
     ref = next((r for r in recs if r.variant == "dynamic_default" and r.ok), None)
     metrics = ("fwd_ms", "train_ms", "build_s", "train_build_s", "peak_mem_mb", "graph_nodes")
-    cols = ["variant", "what changes"] + [fmt.label(m) for m in metrics] + \
-           ["forward vs defaults", "train vs defaults", "memory vs defaults", "error"]
+    ratios = [tables.ratio_column(m, label, "defaults") for m, label in tables.RATIO_METRICS if m in _KNOB_RATIOS]
+    cols = [tables.VARIANT, Column("what changes", "prose")] + [tables.metric_column(m) for m in metrics] + ratios + \
+           [tables.ERROR]
     rows, raw = [], []
     for r in recs:
         vals = [r.metrics.get(m) for m in metrics]
-        ivs = [tables.interval(r, ref, m) for m in ("fwd_ms", "train_ms", "peak_mem_mb")]
+        ivs = [tables.interval(r, ref, c.of) for c in ratios]
         rats = [None if iv is None else iv.mid for iv in ivs]
         rows.append([r.variant, LABELS.get(r.variant, r.variant)] + [tables.metric_cell(r, m) for m in metrics]
                     + [fmt.fmt_ratio_cell(iv) for iv in ivs] + [r.error or ""])
@@ -160,9 +164,11 @@ def precision_view(cfg: Configuration) -> TableView:
     from rnnlab.experiments.precision import VARIANTS
 
     recs = _order(cfg.records, VARIANTS)
-    cols = ["variant", "path", "dtype", "forward (ms)", "train step (ms)", "forward vs float32",
-            "matmul rate vs float32", "drift vs float32 (max |diff|)", "max |diff| vs float64", "peak memory (MB)",
-            "error"]
+    cols = [tables.VARIANT, "path", "dtype", tables.metric_column("fwd_ms"), tables.metric_column("train_ms"),
+            tables.ratio_column("fwd_ms", "forward vs ref", "float32"),
+            Column("matmul rate vs float32", "ratio", "ratio", key="matmul rate vs ref", unit="x", of="matmul_rate",
+                   against="float32"),
+            "drift vs float32 (max |diff|)", "max |diff| vs float64", tables.metric_column("peak_mem_mb"), tables.ERROR]
     rows, raw = [], []
     for r in recs:
         path, dtype = precision_label(r.variant)
@@ -186,9 +192,10 @@ def training_view(cfg: Configuration) -> TableView:
 
     recs = _order(cfg.records, VARIANTS)
     target = cfg.params.get("target_acc")
-    cols = ["variant", "strategy", "build (s)", "first epoch (s)", "epoch (s)", "step (ms)", "final accuracy",
-            "best accuracy", f"time to {target:.0%} (s)" if isinstance(target, float) else "time to target (s)",
-            "epochs to target", "peak memory (MB)", "max |diff| vs tf1_dynamic", "error"]
+    cols = [tables.VARIANT, "strategy", tables.metric_column("build_s"), "first epoch (s)", "epoch (s)", "step (ms)",
+            "final accuracy", "best accuracy",
+            f"time to {target:.0%} (s)" if isinstance(target, float) else "time to target (s)",
+            "epochs to target", tables.metric_column("peak_mem_mb"), "max |diff| vs tf1_dynamic", tables.ERROR]
     rows, raw = [], []
     for r in recs:
         m = r.metrics

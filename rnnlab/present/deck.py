@@ -8,8 +8,10 @@ page's own cells:
 
 - per table at most :data:`MAX_COLUMNS` of the page's columns, the user's choice or :func:`default_columns` (the
   row's name, the metric, its ratio to the reference, whose cell carries the interval: "0.63x (0.60–0.66)");
-- columns with nothing in them are dropped (an "error" column when nothing failed); booleans read yes/no, the way
-  ``core.format`` writes them; the raw interval columns stay in CSV/JSON (``views.without_bounds``);
+- which column is which comes from the table's ``Column``s (``core.views``): the ratio, its metric, the machine, the
+  "check" and "error" columns by role, prose and code by kind, never from a header or a cell;
+- columns with nothing in them are dropped (an "error" column when nothing failed); yes/no columns read yes/no, the
+  way ``core.format`` writes them; the raw interval columns stay in CSV/JSON (``views.without_bounds``);
 - each table keeps the charts that belong to it (``Report.pairs``); the takeaways are the page's findings.
 
 :func:`page_view` reads a ``--view`` spec ("unrolling?cell=lstm&ref=keras") and asks the page's module for its view.
@@ -26,18 +28,13 @@ from urllib.parse import parse_qsl
 from rnnlab.core import format as fmt
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
-from rnnlab.core.views import Report, TableView, without_bounds
+from rnnlab.core.views import Column, Report, TableView, select, without_bounds
 from rnnlab.core.wording import shared_opening
 from rnnlab.present import pages
 
 MAX_COLUMNS = 6
-LONG = 40  # characters: a column whose cells are longer on average holds sentences or code
-# The Unrolling comparison's ratio columns ("forward vs tf1_dynamic") and the metric each one divides
-RATIOS = (("forward vs ", "forward (ms)"), ("train vs ", "train step (ms)"), ("build vs ", "build (s)"),
-          ("memory vs ", "peak memory (MB)"))
 _BLANK = {"", fmt.MISSING}  # nothing in the cell, or nothing measured
-_KEEP_IF_ANY = ("measured on", "check", "error")  # shown by default only when some row has something in them
-FIGURES = ("measured",)  # a column of sentences that carries the measured figures (Claims): kept before other prose
+_LONG = ("prose", "code")  # the kinds of column that hold sentences or code, not figures
 MAX_PROSE = 2  # columns of sentences or code a slide's table shows at most
 
 # page -> what the page is, for every page whose module (rnnlab.present.<page>) defines ``view(records, query, env)``
@@ -50,15 +47,6 @@ def _empty(table: TableView, j: int) -> bool:
     return all(row[j].strip() in _BLANK for row in table.rows)
 
 
-_BOOL_TEXT = {"true", "false", "1", "0", "1.0", "0.0", "1.00", "0.00"}
-
-
-def _bools(table: TableView, j: int) -> bool:
-    """A column of booleans written as numbers or True/False (a cell that says more, "pass (1.2e-07)", stays)."""
-    cells = [(row[j], raw[j]) for row, raw in zip(table.rows, table.raw) if raw[j] is not None]
-    return bool(cells) and all(isinstance(v, bool) and c.strip().lower() in _BOOL_TEXT for c, v in cells)
-
-
 def _not_run(row: Sequence[str]) -> bool:
     """A row that only says nothing was run for it: its name, then nothing but "not run yet" and blanks."""
     rest = [c.strip() for c in row[1:]]
@@ -66,9 +54,9 @@ def _not_run(row: Sequence[str]) -> bool:
 
 
 def screen(table: TableView) -> TableView:
-    """What a slide may show of ``table``: its screen columns (no raw interval columns), booleans as yes/no
-    (``core.format``), no column with nothing in it; no row that only says it was not run yet, and a "not run yet"
-    cell (beside a row's own text: a mapping not checked live) as ``MISSING``, which the caption explains."""
+    """What a slide may show of ``table``: its screen columns (no raw interval columns), yes/no columns in
+    ``core.format``'s words, no column with nothing in it; no row that only says it was not run yet, and a "not run
+    yet" cell (beside a row's own text: a mapping not checked live) as ``MISSING``, which the caption explains."""
     table = without_bounds(table)
     drop = [i for i, row in enumerate(table.rows) if _not_run(row)]
     kept = [i for i in range(len(table.rows)) if i not in drop]
@@ -80,55 +68,51 @@ def screen(table: TableView) -> TableView:
         table = replace(table, rows=rows, raw=tuple(table.raw[i] for i in kept) if table.raw else (),
                         caption="; ".join([table.caption] * bool(table.caption) + notes))
     keep = [j for j in range(len(table.columns)) if not _empty(table, j)]
-    yes_no = {j for j in keep if table.raw and _bools(table, j)}
+    yes_no = {j for j in keep if table.cols[j].kind == "yesno"} if table.raw else set()
     rows = tuple(tuple(fmt.fmt_value(raw[j]) if j in yes_no else row[j] for j in keep)
                  for row, raw in zip(table.rows, table.raw or [()] * len(table.rows)))
-    raw = tuple(tuple(r[j] for j in keep) for r in table.raw)
-    return replace(table, columns=tuple(table.columns[j] for j in keep), rows=rows, raw=raw)
+    return select(table, keep, rows=rows)
 
 
-def _generic(label: str) -> str:
-    """A column's name with its reference made generic, so "forward vs ref" picks "forward vs keras" too."""
-    return re.sub(r" vs \S+$", " vs ref", label.strip().lower())
+def _generic(column: Column) -> str:
+    """A column's name whatever its reference: a ratio's key ("forward vs ref"), else its label."""
+    return (column.key if column.role == "ratio" else column.label).strip().lower()
 
 
-def _long(table: TableView, j: int) -> bool:
-    """A column of prose or code (cells of more than :data:`LONG` characters on average), not of figures."""
-    cells = [row[j] for row in table.rows if row[j].strip() not in _BLANK]
-    return bool(cells) and sum(map(len, cells)) / len(cells) > LONG
+def _asked(name: str) -> tuple[str, ...]:
+    """What a user's column name may match (:func:`_generic`): the name, and a ratio's name against any reference
+    ("forward vs keras" picks "forward vs ref" too)."""
+    text = name.strip().lower()
+    return tuple(dict.fromkeys((text, re.sub(r" vs \S+$", " vs ref", text))))
 
 
 def default_columns(table: TableView) -> list[str]:
     """The row's name, the metric, its ratio to the reference (the ratio's cell carries its interval, the spread),
-    and "measured on", "check" or "error" when some row has one. A table without ratios: its first columns, up to
-    :data:`MAX_COLUMNS`, of which at most two of prose or code (the first two). ``table`` as :func:`screen` gives
-    it."""
-    cols = list(table.columns)
+    and the machine ("measured on"), "check" or "error" when some row has one. A table without ratios: its first
+    columns, up to :data:`MAX_COLUMNS`, of which at most two of prose or code (the measured figures first, then in
+    order). ``table`` as :func:`screen` gives it."""
+    cols = table.cols
     if not cols:
         return []
-    out = [cols[0]]
-    for prefix, metric in RATIOS:
-        ratio = next((c for c in cols if c.startswith(prefix)), None)
-        if ratio is not None:
-            if "measured on" in cols:
-                out.append("measured on")
-            out += [c for c in (metric, ratio) if c in cols]
-            out += [c for c in ("check", "error") if c in cols]
-            return out[:MAX_COLUMNS]
-    long = {j for j in range(len(cols)) if _long(table, j)}
-    figures = {j for j in long if cols[j] in FIGURES}  # the measured figures first, then other prose in order
+    ratios = table.role("ratio")
+    if ratios:
+        ratio = cols[ratios[0]]
+        metric = [j for j, c in enumerate(cols) if c.role == "metric" and c.key == ratio.of]
+        idx = [0, *table.role("machine")[:1], *metric[:1], ratios[0], *table.role("check"), *table.role("error")]
+        return [cols[j].label for j in dict.fromkeys(idx)][:MAX_COLUMNS]
+    long = {j for j, c in enumerate(cols) if c.kind in _LONG}
+    figures = set(table.role("figures")) & long  # the measured figures first, then other prose in order
     prose = sorted(figures) + [j for j in sorted(long) if j not in figures]
     keep = set(prose[:MAX_PROSE]) | {0}
-    out = [c for j, c in enumerate(cols) if j not in long or j in keep]
-    return out[:MAX_COLUMNS]
+    return [c.label for j, c in enumerate(cols) if j not in long or j in keep][:MAX_COLUMNS]
 
 
 def choices(report: Report) -> list[str]:
     """Every column a slide could show, over the report's tables (in their order; a ratio once, "vs ref")."""
     seen: dict[str, str] = {}
     for table in report.tables:
-        for c in screen(table).columns:
-            seen.setdefault(_generic(c), c)
+        for c in screen(table).cols:
+            seen.setdefault(_generic(c), c.label)
     return list(seen.values())
 
 
@@ -146,14 +130,13 @@ def pick(table: TableView, columns: Sequence[str] | None = None) -> TableView:
     """``table`` as a slide shows it: :func:`screen`, then the chosen ``columns`` (those this table has, in the order
     given), else :func:`default_columns`."""
     table = screen(table)
-    have = {_generic(c): j for j, c in enumerate(table.columns)}
-    idx = [have[_generic(c)] for c in columns or () if _generic(c) in have]
+    have: dict[str, int] = {}
+    for j, c in enumerate(table.cols):
+        have.setdefault(_generic(c), j)
+    idx = [next(have[n] for n in _asked(c) if n in have) for c in columns or () if have.keys() & _asked(c)]
     if not idx:
         idx = [table.columns.index(c) for c in default_columns(table)]
-    idx = list(dict.fromkeys(idx))[:MAX_COLUMNS]
-    take = lambda row: tuple(row[j] for j in idx)  # noqa: E731
-    return replace(table, columns=take(table.columns), rows=tuple(map(take, table.rows)),
-                   raw=tuple(map(take, table.raw)))
+    return select(table, list(dict.fromkeys(idx))[:MAX_COLUMNS])
 
 
 # ---------------------------------------------------------------------------------------------------- the deck
@@ -178,8 +161,8 @@ def talk(report: Report, columns: Sequence[str] | None = None) -> Report:
     Refuses (``RnnlabError``) column names that no table has, naming those it has."""
     columns = parse_columns(columns)
     if columns:
-        known = {_generic(c) for t in report.tables for c in screen(t).columns}
-        unknown = [c for c in columns if _generic(c) not in known]
+        known = {_generic(c) for t in report.tables for c in screen(t).cols}
+        unknown = [c for c in columns if not known & set(_asked(c))]
         if unknown:
             raise RnnlabError(f"--columns: no table has {', '.join(repr(clip(c, 40)) for c in unknown)}; "
                               f"choose from {clip(', '.join(choices(report)), 300)}")

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 from rnnlab.core import format as fmt
 from rnnlab.core.record import Record, canonical_json, utc_now
 from rnnlab.core.rules import ATOL
-from rnnlab.core.views import Report, TableView, to_frame  # noqa: F401  (to_frame: the page's frames)
+from rnnlab.core.views import Column, Report, TableView, to_frame  # noqa: F401  (to_frame: the page's frames)
 # the upload's check and the converter's process are the engine's; named here for the page and the tests
 from rnnlab.engine.convert import (CONVERT_TIMEOUT_S, MAX_UPLOAD_MB, UploadCheck, check_upload,  # noqa: F401
                                    convert_argv, convert_upload, crash_line, parse_convert_output)
@@ -100,9 +100,11 @@ def mapping_table(checks: Mapping[str, Live], params: Mapping[str, Any] | None =
                      caption=("checked live: the TF1 construct and its Keras 3 replacement run on identical weights "
                               f"and inputs, max abs difference of outputs and final states against {ATOL:g}; "
                               + (seen_on(recs) if recs else "no check stored yet")),
-                     columns=("TF1 construct", "Keras 3 code", "traps", "no Keras 3 equivalent", "checked live"),
-                     rows=tuple(rows), raw=tuple(raw), provenance=provenance(recs),
-                     code=("Keras 3 code",))
+                     # "checked live" says pass/FAIL and where in words, whatever the bool behind it
+                     columns=(Column("TF1 construct", "prose", "name"), Column("Keras 3 code", "code"),
+                              Column("traps", "prose"), Column("no Keras 3 equivalent", "prose"),
+                              Column("checked live", "text")),
+                     rows=tuple(rows), raw=tuple(raw), provenance=provenance(recs))
 
 
 _CASES = {"full": "max |diff|, full lengths", "sequence_length": "max |diff|, with sequence_length",
@@ -128,7 +130,8 @@ def diffs_table(diffs: Mapping[str, float], *, atol: float = ATOL, title: str = 
         rows.append((tensor, *[fmt.fmt_value(v, "sci") for v in vals], "pass" if ok else "FAIL"))
         raw.append((tensor, *vals, ok))
     return TableView(title=title, caption=caption,
-                     columns=("tensor", *[_CASES[c] for c in cases], f"within {atol:g}"), rows=tuple(rows),
+                     columns=("tensor", *[_CASES[c] for c in cases], Column(f"within {atol:g}", "text")),
+                     rows=tuple(rows),
                      raw=tuple(raw))
 
 

@@ -12,7 +12,7 @@ from rnnlab import experiments
 from rnnlab.core import envinfo, format as fmt
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record
-from rnnlab.core.views import TableView
+from rnnlab.core.views import Column, TableView
 from rnnlab.experiments.pitfalls import error_summary
 from rnnlab.judge import select
 from rnnlab.judge.select import provenance
@@ -79,7 +79,8 @@ def seed004_table(rec: Record) -> TableView:
         raw.append((name, s.get("TF_USE_LEGACY_KERAS"), _rnn_class(name, s), s.get("result"), s.get("failed_at"),
                     err))
     return TableView(title=f"{seed004_heading(rec)} ({_short_params(rec.params)})", caption=seen_on([rec]),
-                     columns=("what ran", "TF_USE_LEGACY_KERAS", "RNN layer", "result", "failed at", "error"),
+                     columns=(Column("what ran", "prose", "name"), Column("TF_USE_LEGACY_KERAS", "text"), "RNN layer",
+                              "result", "failed at", Column("error", "prose", "error")),
                      rows=tuple(rows), raw=tuple(raw), provenance=provenance([rec]))
 
 

@@ -70,7 +70,7 @@ def experiment_rows(records: Sequence[Record], pages: dict[str, str]) -> list[di
 def view(records: Sequence[Record], query, env=None):
     """The Overview as a Report: every finding's sentence as the takeaways, and the table of experiments (stored
     records per experiment, the command that measures it): ``python -m rnnlab export --view overview``."""
-    from rnnlab.core.views import Report, TableView
+    from rnnlab.core.views import Column, Report, TableView
     from rnnlab.present.deck import known
     from rnnlab.present.report import page_report
 
@@ -79,7 +79,9 @@ def view(records: Sequence[Record], query, env=None):
     rows = experiment_rows(records, {})
     cols = ("experiment", "what it answers", "stored records", "measure with")
     table = TableView(title="The experiments", caption="stored records here and bundled; the command measures the "
-                      "experiment's quick preset", columns=cols,
+                      "experiment's quick preset",
+                      columns=(Column(cols[0], "text", "name"), Column(cols[1], "prose"), cols[2],
+                               Column(cols[3], "prose")),
                       rows=tuple(tuple(str(r[c]) for c in cols) for r in rows),
                       raw=tuple(tuple(r[c] for c in cols) for r in rows))
     said = tuple(f.sentence for _, fs in found for f in fs)

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from rnnlab.core import envinfo, format as fmt
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record, canonical_json, utc_now
-from rnnlab.core.views import Report, TableView, to_frame  # noqa: F401  (to_frame: the page's frames)
+from rnnlab.core.views import Column, Report, TableView, to_frame  # noqa: F401  (to_frame: the page's frames)
 from rnnlab.engine import api
 from rnnlab.experiments.pitfalls import EXPERIMENT, PITFALLS, error_summary
 from rnnlab.judge import select
@@ -188,7 +188,8 @@ def facts(rec: Record) -> TableView | None:
     if rec.variant in SHARING:
         caption = f"Sub-case input_dim == units = {rec.params.get('units')} (the shared stack builds there); " + caption
     return TableView(title=f"{title(rec.variant)} ({sizes_note(rec.params)}): measured", caption=caption,
-                     columns=("measure", "wrong code", "right code"), rows=tuple(rows), raw=tuple(raw),
+                     columns=(Column("measure", "prose", "name"), "wrong code", "right code"), rows=tuple(rows),
+                     raw=tuple(raw),
                      provenance=provenance([rec]))
 
 
@@ -225,9 +226,12 @@ def _sharing_case_row(rec: Record, c: Mapping[str, Any], *, with_cell: bool) -> 
     return shown, vals
 
 
-_SHARING_COLUMNS = ("sub-case", "input_dim", "wrong code", "vars (wrong)", "vars (right)", "params (wrong)",
-                    "params (right)", "one kernel, 3 layers", "max |diff| vs right", "right code check",
-                    "error (first line)")
+# a check's pass/FAIL is a word, whatever the bool behind it; an error's first line is a sentence
+_CHECK_WORDS = Column("right code check", "text")
+_ERROR_LINE = Column("error (first line)", "prose", "error")
+_SHARING_COLUMNS = ("sub-case", "input_dim", Column("wrong code", "text"), "vars (wrong)", "vars (right)",
+                    "params (wrong)", "params (right)", "one kernel, 3 layers", "max |diff| vs right", _CHECK_WORDS,
+                    _ERROR_LINE)
 
 
 def cases(rec: Record) -> TableView | None:
@@ -243,7 +247,7 @@ def cases(rec: Record) -> TableView | None:
         for c in cs:
             vals = [c.get("case"), "runs" if c.get("builds") else "fails", _err_cell(c), c.get("error_lineno")]
             pairs.append(([str(vals[0]), vals[1], vals[2], fmt.fmt_value(vals[3], "int")], vals))
-        columns = ("code", "outcome", "error", "line")
+        columns = ("code", "outcome", Column("error", "prose", "error"), "line")
     return TableView(title=f"{title(rec.variant)} ({sizes_note(rec.params)}): sub-cases",
                      caption=f"{sizes_note(rec.params)} (the input_dim "
                      "column: what each sub-case used); vars: distinct trainable variables; "
@@ -266,8 +270,9 @@ def code_table(variant: str) -> TableView:
     """The pitfall's wrong and right code side by side (one row), set as code on a slide."""
     spec = PITFALLS[variant]
     return TableView(title=f"{title(variant)}: the code", caption=spec.get("given", ""),
-                     columns=("wrong", "right"), rows=((spec["wrong_code"].strip("\n"), spec["right_code"].strip("\n")),),
-                     raw=((spec["wrong_code"], spec["right_code"]),), code=("wrong", "right"))
+                     columns=(Column("wrong", "code"), Column("right", "code")),
+                     rows=((spec["wrong_code"].strip("\n"), spec["right_code"].strip("\n")),),
+                     raw=((spec["wrong_code"], spec["right_code"]),))
 
 
 def sharing_matrix(records: Iterable[Record], variants: Sequence[str] = SHARING_TF1) -> TableView | None:
@@ -326,7 +331,8 @@ def summary(shown: Mapping[str, Record], params: Mapping[str, Any]) -> TableView
     recs = [r for r in shown.values() if r is not None]
     return TableView(title=f"Pitfalls: {sizes_note(params)}",
                      caption=(f"{sizes_note(params)}; " + (source_note(recs) if recs else "nothing stored yet")),
-                     columns=("pitfall", "wrong code", "right code check", "line", "error (first line)"),
+                     columns=(Column("pitfall", "prose", "name"), Column("wrong code", "text"), _CHECK_WORDS, "line",
+                              _ERROR_LINE),
                      rows=tuple(rows), raw=tuple(raw), provenance=provenance(recs))
 
 

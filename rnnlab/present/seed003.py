@@ -16,7 +16,7 @@ from rnnlab.core.rules import Status
 from rnnlab.core import format as fmt
 from rnnlab.core import rules, wording
 from rnnlab.core.record import Record
-from rnnlab.core.views import TableView
+from rnnlab.core.views import Column, TableView
 from rnnlab.experiments import seed003 as seed003_exp
 from rnnlab.experiments import seeds
 from rnnlab.judge import findings, select
@@ -60,7 +60,7 @@ def seed003_table(records: Sequence[Record], *, title: str | None = None) -> Tab
     recs, s, d = _seed003_pair(records)
     w = _source_words(recs)
     cols = ["measure", "seed 003: static (its log)", "seed 003: dynamic (its log)", f"static ({w})",
-            f"dynamic ({w})", f"static / dynamic ({w})"]
+            f"dynamic ({w})", Column(f"static / dynamic ({w})", "ratio", unit="x")]
     rows, raw = [], []
     for metric, name, kind in SEED003_ROWS:
         cs, cd = c["static"].get(metric), c["dynamic"].get(metric)

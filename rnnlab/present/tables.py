@@ -9,7 +9,8 @@ How far a figure can be trusted shows in the cells, with the rules of ``rnnlab.c
 
 - every ratio carries its interval (``stats.ratio_interval``: across rounds, else the timed steps' quartiles):
   "0.63x (0.60–0.66)"; the raw values keep the ratio in its column and add ``"<column> (low)"`` / ``"(high)"``
-  columns (:data:`BOUNDS`) for CSV/JSON, which a screen or a terminal leaves out (:func:`without_bounds`);
+  columns (``Column.bounds``, role "bound") for CSV/JSON, which a screen or a terminal leaves out
+  (:func:`without_bounds`);
 - a figure whose rounds disagree by more than ``rules.NOISE`` is flagged as torch.utils.benchmark's Compare does:
   "13.7 (! 23%)" (the spread across rounds, ``stats.spread``);
 - a record whose figures cannot be true (``rules.impossible``) is flagged in a "check" column, shown only when a
@@ -27,7 +28,7 @@ from rnnlab.core import rules, stats
 from rnnlab.core.record import Record
 from rnnlab.core.stats import Interval
 from rnnlab.experiments import variant_label
-from rnnlab.core.views import BOUNDS, TableView, without_bounds  # noqa: F401 (without_bounds: callers' name)
+from rnnlab.core.views import Column, TableView, without_bounds  # noqa: F401 (without_bounds: callers' name)
 from rnnlab.judge import findings, select
 from rnnlab.judge.select import provenance, source_note
 
@@ -40,6 +41,23 @@ RATIO_METRICS = (("fwd_ms", "forward vs ref"), ("train_ms", "train vs ref"), ("b
 
 
 CHECK = "check"  # the column of rules.impossible's sentences
+# The columns every records table shares: the row's name, what it runs, whose machine, the checks, the error
+VARIANT = Column("variant", "text", "name")
+WHAT_RUNS = Column("what runs", "prose")
+MACHINE = Column("measured on", "text", "machine")
+CHECK_COLUMN = Column(CHECK, "prose", "check")
+ERROR = Column("error", "prose", "error")
+
+
+def metric_column(metric: str) -> Column:
+    """A metric's column: its label with its unit (``format.label``), a number, keyed by the metric."""
+    return Column(fmt.label(metric), "number", "metric", key=metric, unit=fmt.unit(metric))
+
+
+def ratio_column(metric: str, label: str, reference: str) -> Column:
+    """A ratio's column: ``label`` ("forward vs ref", its key) against ``reference``, of ``metric``."""
+    return Column(label.replace(" vs ref", f" vs {reference}"), "ratio", "ratio", key=label, unit="x", of=metric,
+                  against=reference)
 
 
 def interval(rec: Record, ref: Record | None, metric: str) -> Interval | None:
@@ -117,10 +135,10 @@ def comparison(records: Sequence[Record], *, reference: str = "tf1_dynamic",
     spread = [j for j in range(len(ratios)) if any(row[j] is not None and row[j].known for row in ivs)]
     checks = [check(r) for r in recs]
     flagged = any(checks)
-    ratio_cols = [lab.replace("ref", reference) for _, lab in ratios]
-    columns = ["variant", "what runs"] + (["measured on"] if mixed else []) + [fmt.label(m) for m in present] + \
-              ratio_cols + [ratio_cols[j] + b for j in spread for b in BOUNDS] + ([CHECK] if flagged else []) + \
-              ["error"]
+    ratio_cols = [ratio_column(m, lab, reference) for m, lab in ratios]
+    columns = [VARIANT, WHAT_RUNS] + ([MACHINE] if mixed else []) + [metric_column(m) for m in present] + \
+              ratio_cols + [b for j in spread for b in ratio_cols[j].bounds()] + ([CHECK_COLUMN] if flagged else []) + \
+              [ERROR]
     rows, raw = [], []
     for r, row_ivs, chk in zip(recs, ivs, checks):
         vals = [r.metrics.get(m) for m in present]
@@ -206,8 +224,8 @@ def generic(records: Sequence[Record], *, title: str, metrics: Sequence[str] | N
         metrics = list(seen)
     checks = [check(r) for r in recs]
     flagged = any(checks)
-    columns = ["variant"] + list(key_params) + [fmt.label(m) for m in metrics] + ([CHECK] if flagged else []) + \
-              ["error"]
+    columns = [VARIANT] + list(key_params) + [metric_column(m) for m in metrics] + \
+              ([CHECK_COLUMN] if flagged else []) + [ERROR]
     rows, raw = [], []
     for r, chk in zip(recs, checks):
         vals = [r.metrics.get(m) for m in metrics]
@@ -248,7 +266,7 @@ def text_table(view: TableView, *, max_width: int = 40) -> str:
     never cut."""
     view = without_bounds(view)
     cols = list(view.columns)
-    keep = {i for i, c in enumerate(cols) if c == CHECK}
+    keep = set(view.role("check"))
     rows = [[c if len(c) <= max_width or i in keep else c[: max_width - 1] + "…" for i, c in enumerate(row)]
             for row in view.rows]
     widths = [max([len(cols[i])] + [len(r[i]) for r in rows]) for i in range(len(cols))]

@@ -21,7 +21,7 @@ from rnnlab.core import envinfo
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip, fmt_params
 from rnnlab.core.record import Record, utc_now
-from rnnlab.core.views import ChartView, Report, TableView
+from rnnlab.core.views import ChartView, Column, Report, TableView
 from rnnlab.core.wording import Sentence, shared_opening
 from rnnlab.engine import api
 from rnnlab.judge import findings, select
@@ -131,7 +131,7 @@ def caption(records: Sequence[Record], point: Mapping[str, Any]) -> str:
 def comparison(shown: Sequence[Record], *, reference: str, point: Mapping[str, Any]) -> TableView:
     """The comparison table: one row per variant, ratios against ``reference`` on the row's own machine, each with
     its interval ("0.63x (0.60–0.66)"); noisy figures flagged ("13.7 (! 23%)"), impossible ones in a "check"
-    column; the raw interval columns for the downloads (``tables.BOUNDS``)."""
+    column; the raw interval columns (role "bound") for the downloads."""
     return tables.comparison(shown, reference=reference, title=title(point))
 
 
@@ -289,7 +289,8 @@ def findings_table(records: Sequence[Record]) -> TableView | None:
         return None
     return TableView(title="Unrolling: findings", caption="computed from the records below; "
                      + select.source_note([r for r in records if r.experiment == "unroll"]),
-                     columns=("question", "finding", "configuration and source"), rows=rows, raw=rows)
+                     columns=tuple(Column(c, "prose") for c in ("question", "finding", "configuration and source")),
+                     rows=rows, raw=rows)
 
 
 def report(records: Sequence[Record]) -> Report:

@@ -12,8 +12,9 @@ import pandas as pd
 
 from rnnlab.core import format as fmt
 from rnnlab.core.record import Record
-from rnnlab.core.views import TableView
+from rnnlab.core.views import Column, TableView
 from rnnlab.experiments import varlen as varlen_exp
+from rnnlab.present.tables import ERROR, VARIANT, WHAT_RUNS
 from rnnlab.present.varlen_records import DASH, _caption, _num, _view, standing
 from rnnlab.tf.cudnn import mask_ok
 from rnnlab.tf.varlen_checks import pre_padded, valid_mask
@@ -40,8 +41,9 @@ def checks_table(records: Sequence[Record], *, title: str | None = None) -> Tabl
     """One row per variant: the three checks pass/FAIL, what its outputs past the length look like, the final
     state's distance from the float64 reference with lengths (the drift of a variant told no lengths)."""
     recs = standing(records, "varlen")
-    cols = ["variant", "what runs", *(c[2] for c in CHECKS), "outputs past length", "final-state drift",
-            ZOFM_COLUMN, "real-step error", "error"]
+    # a check's pass/FAIL and the zofm count ("2/3 pass") are words, whatever the raw figure behind them
+    cols = [VARIANT, WHAT_RUNS, *(Column(c[2], "text") for c in CHECKS), "outputs past length", "final-state drift",
+            Column(ZOFM_COLUMN, "text"), "real-step error", ERROR]
     rows, raw = [], []
     for r in recs:
         m, d = r.metrics, r.details

@@ -13,10 +13,11 @@ import pandas as pd
 from rnnlab.core import format as fmt
 from rnnlab.core import wording
 from rnnlab.core.record import Record
-from rnnlab.core.views import TableView
+from rnnlab.core.views import Column, TableView
 from rnnlab.experiments import padding as padding_exp
 from rnnlab.judge import findings, select
 from rnnlab.present import style
+from rnnlab.present.tables import ERROR, VARIANT, WHAT_RUNS
 from rnnlab.present.varlen_records import _caption, _num, _view, standing
 
 COST_COLUMNS = (("train_seq_per_s", "train (seq/s)", "g"), ("fwd_seq_per_s", "forward (seq/s)", "g"),
@@ -34,7 +35,7 @@ def cost_table(records: Sequence[Record], *, title: str | None = None) -> TableV
     """One row per padding strategy: throughput, the share of fed steps that is padding, batch shapes and traces
     (each shape is a trace of a shape-specialised function), build time."""
     recs = standing(records, "padding")
-    cols = ["variant", "what runs", *(c[1] for c in COST_COLUMNS), "error"]
+    cols = [VARIANT, WHAT_RUNS, *(Column(c[1], "number", "metric", key=c[0]) for c in COST_COLUMNS), ERROR]
     rows, raw = [], []
     for r in recs:
         vals = [r.metrics.get(c[0]) for c in COST_COLUMNS]

@@ -183,7 +183,7 @@ def _caption(records: Sequence[Record], *extra: str) -> str:
     return "; ".join(x for x in (fmt.fmt_params(p), *extra, source_note(records)) if x)
 
 
-def _view(title: str, caption: str, columns: list[str], rows: list[list], raw: list[list],
+def _view(title: str, caption: str, columns: list, rows: list[list], raw: list[list],
           records: Sequence[Record]) -> TableView:
     if not any(r[-1] for r in raw):  # the error column only when something failed
         columns, rows, raw = columns[:-1], [r[:-1] for r in rows], [r[:-1] for r in raw]

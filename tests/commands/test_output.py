@@ -14,6 +14,7 @@ import pytest
 from rnnlab.cli import build_parser, main
 from rnnlab.commands import _output
 from rnnlab.core.views import TableView
+from rnnlab.present import tables as T
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "data" / "baseline"
@@ -69,8 +70,8 @@ def test_width_is_120_when_piped_and_none_when_wide():
 
 # -- the table fitter ------------------------------------------------------------------------------------------------
 def _view(n_metrics=12, error="", check=""):
-    cols = ["variant", "what runs"] + [f"metric number {i} (ms)" for i in range(n_metrics)] + \
-           ["forward vs tf1_dynamic", "train vs tf1_dynamic", "check", "error"]
+    cols = [T.VARIANT, T.WHAT_RUNS] + [f"metric number {i} (ms)" for i in range(n_metrics)] + \
+           [T.ratio_column(m, label, "tf1_dynamic") for m, label in T.RATIO_METRICS[:2]] + [T.CHECK_COLUMN, T.ERROR]
     rows = []
     for v in ("tf1_static", "tf2_unrolled+xla", "keras_cell"):
         rows.append([v, "a long description of what runs in this variant, " * 2] + [f"{i}.25" for i in range(n_metrics)]

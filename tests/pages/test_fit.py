@@ -63,3 +63,16 @@ def test_a_tables_layout_is_made_once_per_content_and_is_the_same_as_made_afresh
     tables.frame_table(changed, key="t")  # another content: laid out again
     assert tables._LAYOUTS.misses == 2
     assert drawn[-2][0].column("column number 0").to_pylist()[1] == "other"
+
+
+def test_a_comparison_puts_each_ratio_beside_its_metric_by_role_whatever_the_labels():
+    from rnnlab.core.views import Column, TableView
+    from ui.tables import comparison_frame
+
+    speed = Column("speed-up", "ratio", "ratio", key="speed vs ref", of="fwd_ms", against="keras")
+    cols = (Column("name", "text", "name"), Column("time", "number", "metric", key="fwd_ms"),
+            Column("memory", "number", "metric", key="peak_mem_mb"), speed, Column("why not", "prose", "error"))
+    rows = (("a", "1", "2", "0.5x", ""), ("b", "2", "3", "1.00x", ""))
+    assert list(comparison_frame(TableView("t", "", cols, rows)).columns) == ["name", "time", "speed-up", "memory"]
+    failed = TableView("t", "", cols, rows[:1] + (("b", "–", "–", "–", "OOM"),))
+    assert list(comparison_frame(failed).columns) == ["name", "time", "why not", "speed-up", "memory"]

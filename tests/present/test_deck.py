@@ -14,11 +14,12 @@ import pytest
 
 from rnnlab.core import baseline
 from rnnlab.core.errors import RnnlabError
-from rnnlab.core.views import ChartView, Report, TableView, without_bounds
+from rnnlab.core.views import NUMERIC, ChartView, Column, Report, TableView, without_bounds
 from rnnlab.exporters import render_bytes
-from rnnlab.exporters.base import numeric_cell
 from rnnlab.exporters.pptx import text_width
+from rnnlab.exporters.pptx_layout import _WORDS as WORDS
 from rnnlab.present import deck
+from rnnlab.present import tables as T
 from rnnlab.present import unrolling as U
 
 BUNDLED = Path(__file__).resolve().parents[2] / "data" / "baseline"
@@ -56,7 +57,7 @@ def _check_deck(prs, page: TableView):
         for i, row in enumerate(rows, 1):
             for j, text in enumerate(row):
                 assert not NUMBER_BROKEN.search(text), text
-                if numeric_cell(text):
+                if screen.cols[idx[j]].kind in NUMERIC and not WORDS.search(text):  # figures never wrap
                     assert "\n" not in text
                     cell = grid.cell(i, j)
                     pt = cell.text_frame.paragraphs[0].runs[0].font.size.pt
@@ -165,8 +166,8 @@ def test_cli_bad_view_is_one_line_and_exit_2(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------------- deck.talk
 
 def _table(**kw) -> TableView:
-    cols = ("variant", "what runs", "forward (ms)", "ok", "forward vs ref", "forward vs ref (low)",
-            "forward vs ref (high)", "error")
+    ratio = T.ratio_column("fwd_ms", "forward vs ref", "tf1_dynamic")
+    cols = (T.VARIANT, T.WHAT_RUNS, T.metric_column("fwd_ms"), "ok", ratio, *ratio.bounds(), T.ERROR)
     rows = (("a", "static", "1,234", "True", "0.63x (0.60–0.66)", "0.60x", "0.66x", ""),
             ("b", "dynamic", "12.5", "False", "1.00x", "1.00x", "1.00x", ""))
     raw = (("a", "static", 1234.0, True, 0.63, 0.6, 0.66, None), ("b", "dynamic", 12.5, False, 1.0, 1.0, 1.0, None))
@@ -175,12 +176,34 @@ def _table(**kw) -> TableView:
 
 def test_pick_drops_empty_columns_writes_booleans_and_keeps_the_cells():
     t = deck.screen(_table())
-    assert t.columns == ("variant", "what runs", "forward (ms)", "ok", "forward vs ref")  # bounds, empty error gone
+    assert t.columns == ("variant", "what runs", "forward (ms)", "ok", "forward vs tf1_dynamic")  # no bounds, error
     assert [r[3] for r in t.rows] == ["yes", "no"]  # core.format's words
-    assert deck.pick(_table()).columns == ("variant", "forward (ms)", "forward vs ref")
-    chosen = deck.pick(_table(), ["ok", "variant", "forward vs tf1_dynamic"])  # a ratio by its generic name
-    assert chosen.columns == ("ok", "variant", "forward vs ref")
+    assert deck.pick(_table()).columns == ("variant", "forward (ms)", "forward vs tf1_dynamic")
+    chosen = deck.pick(_table(), ["ok", "variant", "forward vs keras"])  # a ratio by its name against any reference
+    assert chosen.columns == ("ok", "variant", "forward vs tf1_dynamic")
     assert chosen.rows[0] == ("yes", "a", "0.63x (0.60–0.66)")
+
+
+def test_the_deck_finds_the_ratio_its_metric_and_the_machine_by_role_whatever_their_labels():
+    ratio = Column("Tempo gegen Referenz", "ratio", "ratio", key="tempo vs ref", of="fwd_ms", against="tf1_dynamic")
+    cols = (Column("Name", "text", "name"), Column("Zeit", "number", "metric", key="fwd_ms"),
+            Column("Speicher", "number", "metric", key="peak_mem_mb"), Column("wo gemessen", "text", "machine"),
+            ratio, *ratio.bounds(), Column("Fehler", "prose", "error"), Column("Prüfung", "text"))
+    rows = (("a", "4.21", "210", "box 1", "0.66x (0.64–0.68)", "0.64x", "0.68x", "OOM", "pass"),
+            ("b", "6.50", "99", "box 2", "1.00x", "1.00x", "1.00x", "", "FAIL"))
+    raw = (("a", 4.21, 210.0, "box 1", 0.66, 0.64, 0.68, "OOM", True),
+           ("b", 6.5, 99.0, "box 2", 1.0, 1.0, 1.0, None, False))
+    table = TableView("t", "", cols, rows, raw)
+    assert deck.default_columns(deck.screen(table)) == ["Name", "wo gemessen", "Zeit", "Tempo gegen Referenz", "Fehler"]
+    assert deck.pick(table, ["tempo vs keras", "name"]).columns == ("Tempo gegen Referenz", "Name")  # any reference
+    assert [r[-1] for r in deck.screen(table).rows] == ["pass", "FAIL"]  # text, whatever the bool behind it
+    # headers that read like a ratio, a machine and an error are none of these without their roles
+    plain = TableView("t", "", ("variant", "measured on", "forward (ms)", "forward vs tf1_dynamic", "error"),
+                      (("a", "box 1", "4.21", "0.66x", "OOM"),), (("a", "box 1", 4.21, 0.66, "OOM"),))
+    assert deck.default_columns(deck.screen(plain)) == list(plain.columns)
+    assert deck.choices(Report("r", "", (table, plain), (), {})) == [
+        "Name", "Zeit", "Speicher", "wo gemessen", "Tempo gegen Referenz", "Fehler", "Prüfung", "variant",
+        "measured on", "forward (ms)", "forward vs tf1_dynamic", "error"]
 
 
 def test_talk_pairs_charts_keeps_takeaways_and_refuses_bad_columns():

@@ -15,7 +15,9 @@ import pytest
 from rnnlab.core.errors import RnnlabError
 from rnnlab.exporters import EXPORTERS, export, render_bytes
 from rnnlab.exporters.pptx import plan_table
-from rnnlab.core.views import Report, TableView, to_frame
+from dataclasses import replace
+
+from rnnlab.core.views import Column, Report, TableView, to_frame, without_bounds
 from tests.factories import PROV, make_report
 
 NOW = datetime(2025, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
@@ -40,6 +42,29 @@ def test_views_freeze_and_frame(report):
     assert list(frame.columns) == list(short.columns) and frame.values.tolist() == [list(r) for r in short.rows]
     with pytest.raises(ValueError, match="row 0 has 1 cells"):
         TableView("t", "", ("a", "b"), (("x",),))
+
+
+def test_a_column_kind_comes_from_its_declaration_or_the_raw_types_never_the_cells():
+    view = TableView("t", "", ("flag", "count", "name", Column("setting", "text"), "bare"),
+                     (("yes", "12", "3.5", "1", "4"),), ((True, 12, "3.5", "1", None),))
+    assert [c.kind for c in view.cols] == ["yesno", "number", "text", "text", "text"]  # no raw numbers: text
+    assert view.numeric == (False, True, False, False, False)
+    assert replace(view, title="u").cols == view.cols  # dataclasses.replace keeps the columns' kinds
+    with pytest.raises(ValueError, match="kind 'numbr'"):
+        Column("a", "numbr")
+    with pytest.raises(ValueError, match="role 'ratios'"):
+        Column("a", "ratio", "ratios")
+
+
+def test_without_bounds_drops_the_bound_columns_by_role_whatever_their_labels():
+    ratio = Column("speed-up", "ratio", "ratio", key="speed-up vs ref", of="fwd_ms", against="keras")
+    lower = Column("lower end", "ratio", "bound", of="fwd_ms", against="keras")
+    view = TableView("t", "", ("variant", ratio, lower, *ratio.bounds(), "plain (low)"),
+                     (("a", "0.6x (0.5–0.7)", "0.5x", "0.5x", "0.7x", "q"),), (("a", 0.6, 0.5, 0.5, 0.7, "q"),))
+    assert [c.label for c in ratio.bounds()] == ["speed-up (low)", "speed-up (high)"]
+    shown = without_bounds(view)
+    assert shown.columns == ("variant", "speed-up", "plain (low)")  # a label ending "(low)" alone is no bound
+    assert shown.cols[1] == ratio and shown.raw == (("a", 0.6, "q"),)
 
 
 # ---------------------------------------------------------------------------------------------------- pptx
@@ -122,6 +147,17 @@ def _read_csv(path):
     comments = [ln for ln in lines if ln.startswith("#")]
     assert lines[: len(comments)] == comments  # comments form the header
     return comments, list(csv.reader(lines[len(comments):]))
+
+
+def test_alignment_follows_the_column_kind_not_the_cells():
+    """A text column whose cells look like numbers stays left; a number column whose cells hold words goes right."""
+    view = TableView("Kinds", "", (Column("TF_USE_LEGACY_KERAS", "text"), Column("time to 90% (s)", "number"),
+                                   "ratio"),
+                     (("1", "not reached", "0.5x"), ("unset", "not reached", "0.6x")),
+                     (("1", None, "0.5x"), (None, None, "0.6x")))
+    rep = Report("Kinds", "", (view,), (), PROV)
+    assert "| :--- | ---: | :--- |" in render_bytes(rep, "md", now=NOW)[1].decode()
+    assert r"\begin{tabular}{lrl}" in render_bytes(rep, "tex", now=NOW)[1].decode()
 
 
 def test_csv_one_file_per_table_with_raw_values(report, tmp_path):
