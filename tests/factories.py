@@ -40,9 +40,10 @@ BARE_CPU_ENV = {"device": "CPU", "gpu": None, "tf": "2.21.0", "device_name": "te
 BARE_GPU_ENV = {"device": "GPU", "gpu": "Test GPU", "tf": "2.21.0", "device_name": "Test GPU"}
 
 
-def this_env() -> dict:
-    """The env a run here records, without a probe (no GPU on the test machines: see envinfo.gpu_hint)."""
-    return envinfo.run_env(envinfo.static_env(), {"matmul_gflops": 100.0}, "CPU")
+def this_env(gflops: float | None = 100.0) -> dict:
+    """The env a run here records, without a probe (no GPU on the test machines: see envinfo.gpu_hint); with
+    ``gflops=None`` as ``select.known_env`` rebuilds it for a record without a matmul rate."""
+    return envinfo.run_env(envinfo.static_env(), None if gflops is None else {"matmul_gflops": gflops}, "CPU")
 
 
 # -- fake experiments: workers without TensorFlow (tests/workers.py) ------------------------------------------------
@@ -94,24 +95,45 @@ def record(experiment: str, variant: str, params: dict | None = None, rounds=(),
                   rounds=rounds, error=error)
 
 
+def stored(experiment: str, variant: str, params: dict, *, metrics: dict | None = None, details: dict | None = None,
+           error: str | None = None, env: dict | None = None) -> Record:
+    """A record as ``api.run`` stores it on this machine: ``params`` as given (filled and with its device), this
+    machine's env (:func:`this_env` unless given) and the key a run of it would have, so the pages find it."""
+    from rnnlab.engine import api
+
+    env = dict(env or this_env())
+    version = experiments.get(experiment).version
+    return Record(key=make_key(api.spec_of(experiment, version, variant, params), envinfo.fingerprint(env)),
+                  experiment=experiment, variant=variant, params=dict(params), metrics={} if error else
+                  dict(metrics or {}), env=env, created_at=utc_now(), error=error, details=dict(details or {}))
+
+
+def run_here(module, variant: str, params: dict, *, env: dict | None = None) -> Record:
+    """``module.run_variant`` (an experiment's worker function) run in this process, stored as ``api.run`` would
+    (its details through JSON, as the store keeps them). TensorFlow: for slow tests only."""
+    import json
+
+    from rnnlab.engine.context import WorkerContext
+
+    res = module.run_variant(dict(params), variant, WorkerContext())
+    return stored(module.EXPERIMENT.name, variant, params, metrics=res["metrics"],
+                  details=json.loads(json.dumps(res["details"])), env=env)
+
+
 def make_record(variant: str, params: dict, *, error: str | None = None, scale: float = 1.0) -> Record:
     """An unroll record of this machine (its real env and key), metrics growing with the variant's place."""
-    from rnnlab.engine import api
     from rnnlab.tf.variants import BASE_VARIANTS
 
     params = UNROLL.params.fill(params)
     params["device"] = "cpu"
-    env = this_env()
-    key = make_key(api.spec_of("unroll", UNROLL.version, variant, params), envinfo.fingerprint(env))
     i = list(BASE_VARIANTS).index(variant.replace("+xla", "")) + 1 if variant.replace("+xla", "") in BASE_VARIANTS \
         else 1
-    metrics = {} if error else {
+    metrics = {
         "build_s": 0.1 * i * scale, "graph_nodes": 100.0 * i, "first_call_s": 0.05 * i, "fwd_ms": 1.0 * i * scale,
         "fwd_ms_p25": 0.9 * i * scale, "fwd_ms_p75": 1.2 * i * scale, "train_ms": 2.0 * i * scale,
         "train_ms_p25": 1.8 * i * scale, "train_ms_p75": 2.4 * i * scale, "peak_mem_mb": 50.0 + i,
         "max_abs_diff": 0.0, "gflops": 10.0 / i, "roofline_frac": 0.1 / i}
-    return Record(key=key, experiment="unroll", variant=variant, params=params, metrics=metrics, env=env,
-                  created_at=utc_now(), error=error)
+    return stored("unroll", variant, params, metrics=metrics, error=error)
 
 
 # -- a report as the exporters get it ------------------------------------------------------------------------------

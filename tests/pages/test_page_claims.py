@@ -21,15 +21,15 @@ from streamlit.testing.v1 import AppTest
 from rnnlab.engine import api
 from rnnlab.present import claims as claim_views
 from rnnlab.judge import claims
-from rnnlab.core import envinfo
 from rnnlab import experiments
 from rnnlab.cli import main as cli_main
 from rnnlab.commands import claims as claims_cmd
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.rules import STATUSES
-from rnnlab.core.record import Record, make_key, utc_now
+from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, shown_as  # noqa: F401
+from tests.factories import stored
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
 
@@ -42,14 +42,11 @@ CPU_SPEED = claims.BY_ID["s000_cpu_speed"]
 # -- records -------------------------------------------------------------------------------------------------------
 def rec(experiment: str, variant: str, params: dict | None = None, *, error: str | None = None,
         details: dict | None = None, **metrics) -> Record:
-    """A record as a run on this machine (CPU) would store it: params filled, the real key."""
+    """A record as a run on this machine (CPU) would store it: the seed preset's params filled, the real key."""
     exp = experiments.get(experiment)
     params = exp.params.fill({**{k: v for k, v in exp.presets["seed"].items() if k != "variants"}, **(params or {})})
     params["device"] = "cpu"
-    env = envinfo.run_env(envinfo.static_env(), {"matmul_gflops": 100.0}, "CPU")
-    key = make_key(api.spec_of(experiment, exp.version, variant, params), envinfo.fingerprint(env))
-    return Record(key=key, experiment=experiment, variant=variant, params=params, metrics={} if error else metrics,
-                  env=env, created_at=utc_now(), error=error, details=dict(details or {}))
+    return stored(experiment, variant, params, metrics=metrics, details=details, error=error)
 
 
 def unroll(variant, **m):

@@ -26,17 +26,16 @@ import pytest  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from rnnlab.engine import api
-from rnnlab.core import envinfo
 from rnnlab.judge import select  # noqa: E402
 from rnnlab.present import pitfalls as PV  # noqa: E402
 from rnnlab.core.errors import RnnlabError  # noqa: E402
 from rnnlab.experiments import migrate as migrate_exp  # noqa: E402
 from rnnlab.experiments import pitfalls as pitfalls_exp  # noqa: E402
-from rnnlab.engine.context import WorkerContext  # noqa: E402
 from rnnlab.present import migrate as MV  # noqa: E402
-from rnnlab.core.record import Record, make_key, utc_now  # noqa: E402
+from rnnlab.core.record import Record  # noqa: E402
 from rnnlab.core.store import Store  # noqa: E402
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, shown_as  # noqa: E402,F401
+from tests.factories import run_here, stored, this_env  # noqa: E402
 
 pytestmark = [pytest.mark.slow,  # Streamlit pages, a browser or TensorFlow
               pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")]
@@ -49,21 +48,11 @@ QUICK_MIG = MV.preset_params("quick", "lstm", 2)
 
 
 # -- records, made once --------------------------------------------------------------------------------------------
-def _record(exp, variant: str, params: dict) -> Record:
-    """What ``api.run`` stores for one variant, with the worker function run in this process."""
-    env = envinfo.run_env(envinfo.static_env(), None, "CPU")  # what select.known_env rebuilds without a probe
-    res = exp.run_variant(params, variant, WorkerContext())
-    e = exp.EXPERIMENT
-    return Record(key=make_key(api.spec_of(e.name, e.version, variant, params), envinfo.fingerprint(env)),
-                  experiment=e.name, variant=variant, params=params, metrics=res["metrics"], env=env,
-                  created_at=utc_now(), details=res["details"])
-
-
 @pytest.fixture(scope="module")
 def records() -> list[Record]:
-    out = [_record(pitfalls_exp, v, QUICK_PIT) for v in pitfalls_exp.VARIANTS]
-    out += [_record(pitfalls_exp, v, PV.preset_params("quick", c)) for c in ("lstm", "gru") for v in PV.SHARING_TF1]
-    out += [_record(migrate_exp, v, QUICK_MIG) for v in migrate_exp.VARIANTS]
+    out = [run_here(pitfalls_exp, v, QUICK_PIT, env=this_env(None)) for v in pitfalls_exp.VARIANTS]
+    out += [run_here(pitfalls_exp, v, PV.preset_params("quick", c), env=this_env(None)) for c in ("lstm", "gru") for v in PV.SHARING_TF1]
+    out += [run_here(migrate_exp, v, QUICK_MIG, env=this_env(None)) for v in migrate_exp.VARIANTS]
     return out
 
 
@@ -248,14 +237,9 @@ def test_migrate_page_shows_checks_demo_and_seed004(records):
 
 
 def _unroll_records() -> list[Record]:
-    from rnnlab import experiments
-
     point, variants, _ = MV.cost_point({})
     params = {**point, "device": "cpu"}  # as api.run records the resolved device
-    env = envinfo.run_env(envinfo.static_env(), None, "CPU")
-    version = experiments.get("unroll").version
-    return [Record(key=make_key(api.spec_of("unroll", version, v, params), envinfo.fingerprint(env)),
-                   experiment="unroll", variant=v, params=params, env=env, created_at=utc_now(),
+    return [stored("unroll", v, params, env=this_env(None),
                    metrics={"fwd_ms": ms, "train_ms": 2 * ms, "build_s": 0.1, "peak_mem_mb": 50.0})
             for v, ms in zip(variants, (1.0, 2.0))]
 

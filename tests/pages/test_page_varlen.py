@@ -21,14 +21,15 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rnnlab.engine import api
-from rnnlab.core import baseline, envinfo
+from rnnlab.core import baseline
 from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
-from rnnlab.core.record import Record, make_key, utc_now
+from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.judge import claims
 from rnnlab.present import varlen as vv
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
+from tests.factories import run_here
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
 
@@ -57,28 +58,15 @@ def tiny_query(experiment: str) -> dict:
 
 
 # -- records, once per module ------------------------------------------------------------------------------------------
-def this_env() -> dict:
-    return envinfo.run_env(envinfo.static_env(), {"matmul_gflops": 100.0}, "CPU")
-
-
 def measure(experiment: str) -> list[Record]:
     """Every variant of ``experiment`` at the TINY sizes, in this process, as the records ``api.run`` would store."""
     import importlib
-
-    from rnnlab.engine.context import WorkerContext
 
     exp = experiments.get(experiment)
     mod = importlib.import_module(f"rnnlab.experiments.{experiment}")
     params = exp.params.fill(TINY[experiment])
     params["device"] = "cpu"
-    env = this_env()
-    out = []
-    for v in exp.variants:
-        res = mod.run_variant(dict(params), v, WorkerContext())
-        key = make_key(api.spec_of(experiment, exp.version, v, params), envinfo.fingerprint(env))
-        out.append(Record(key=key, experiment=experiment, variant=v, params=dict(params), metrics=res["metrics"],
-                          env=env, created_at=utc_now(), details=json.loads(json.dumps(res["details"]))))
-    return out
+    return [run_here(mod, v, params) for v in exp.variants]
 
 
 @pytest.fixture(scope="module")
