@@ -213,11 +213,12 @@ def _priority(view, ratios: list[int]) -> list[int]:
 def _widths(order: list[int], view, cols: list[str], natural: list[int], width: int) -> dict[int, int]:
     """Column -> width for the columns that fit ``width`` in ``order``: each at least its least (a long text column
     clipped toward ``TEXT_MIN``), then the room left given back to clipped columns in the same order."""
+    from rnnlab.core.views import WORDY
 
     def least(i: int) -> int:
         if i == 0:
             return min(natural[i], width)
-        if natural[i] <= 40 and view.cols[i].role not in TEXT and view.cols[i].kind not in ("prose", "code"):
+        if natural[i] <= 40 and view.cols[i].role not in TEXT and view.cols[i].kind not in WORDY:
             return natural[i]
         return min(natural[i], max(len(cols[i]), TEXT_MIN))
 

@@ -27,7 +27,7 @@ from typing import Mapping, Sequence
 from rnnlab.core.wording import Sentence
 
 __all__ = ["Column", "TableView", "ChartView", "Report", "to_frame", "select", "without_bounds", "KINDS", "ROLES",
-           "NUMERIC"]
+           "NUMERIC", "WORDY"]
 
 
 def _str_map(value) -> dict[str, str]:
@@ -39,6 +39,7 @@ def _str_map(value) -> dict[str, str]:
 # bool, said yes/no), "text" (names, short words), "prose" (sentences), "code" (set monospaced, indentation kept)
 KINDS = ("number", "ratio", "yesno", "text", "prose", "code")
 NUMERIC = ("number", "ratio")  # the kinds whose cells are figures
+WORDY = ("prose", "code")  # the kinds whose cells are sentences or code: clipped, wrapped, kept few
 # What a column is for: "" (nothing special), the row's "name", a "metric", a "ratio" to a reference (``of`` the
 # metric), a "bound" of a ratio's interval (raw, CSV/JSON only), the "machine" that measured a row ("measured on"),
 # the "check" sentences (``rules.impossible``), the "error" that ended a run, the measured "figures" (Claims)

@@ -48,29 +48,31 @@ def _loop_steps(records, variant):
             if "cell_steps_run" in r.metrics and "loop_steps_max" in r.metrics]
 
 
-def _stopped_early(rs, says):
-    """Whether each record's loop ran no further than its batch's longest row (and short of the padded length), as
-    one status, and what each record shows in words: ``says(steps_run, longest, padded)``."""
+def _stopped_early(records, c, variant, says, holds: str, does_not_hold: str, otherwise: str) -> Verdict:
+    """The verdict on whether ``variant``'s loop ran no further than its batch's longest row (and short of the padded
+    length) in every seed003 record: what each record shows in words (``says(steps_run, longest, padded)``), and the
+    why for its status (``why_by``)."""
+    rs = _loop_steps(records, variant)
+    if not rs:
+        return not_measured(c, f"no seed003 record for {variant} with cell_steps_run")
     outcomes, parts = [], []
     for r in rs:
         ran, mx, t = r.metrics["cell_steps_run"], r.metrics["loop_steps_max"], int(r.params.get("seq_len", 0))
         outcomes.append(ran <= mx < t)
         parts.append(f"{at_record(r)}: {says(int(ran), int(mx), t)}")
-    return rules.aggregate(outcomes), "; ".join(parts) + "."
+    st = rules.aggregate(outcomes)
+    return Verdict(st, "; ".join(parts) + ".", why_by(st, holds, does_not_hold, otherwise))
 
 
 def judge_dynamic_skips(records, c):
-    rs = _loop_steps(records, "dynamic")
-    if not rs:
-        return not_measured(c, "no seed003 record for dynamic with cell_steps_run")
-    st, measured = _stopped_early(rs, lambda ran, mx, t: f"dynamic_rnn ran {ran} cell steps per forward pass "
-                                                         f"for sequences padded to {t} steps whose longest row is {mx}")
-    return Verdict(st, measured, why_by(
-        st, "dynamic_rnn's while_loop stops at max(sequence_length) of the batch, so the padded tail past the "
+    return _stopped_early(
+        records, c, "dynamic", lambda ran, mx, t: f"dynamic_rnn ran {ran} cell steps per forward pass for sequences "
+                                                  f"padded to {t} steps whose longest row is {mx}",
+        "dynamic_rnn's while_loop stops at max(sequence_length) of the batch, so the padded tail past the "
         "longest row is never computed. Shorter rows inside the batch still run every step up to the longest (their "
         "state is copied through), so padding within a batch is computed; only bucketing by length avoids that.",
         "the while_loop ran past the longest row: the padding is computed.",
-        "it stopped early in some configurations only (see measured)"))
+        "it stopped early in some configurations only (see measured)")
 
 
 def judge_seqlen_correctness(records, c):
@@ -97,15 +99,12 @@ def judge_seqlen_correctness(records, c):
 
 
 def judge_static_seqlen_skip(records, c):
-    rs = _loop_steps(records, "static")
-    if not rs:
-        return not_measured(c, "no seed003 record for static with cell_steps_run")
-    st, measured = _stopped_early(rs, lambda ran, mx, t: f"static_rnn with sequence_length ran {ran} cell steps "
-                                                         f"per forward pass of the {t} it built (longest row {mx})")
-    return Verdict(st, measured, why_by(
-        st, "static_rnn wraps each step past the batch's longest row in a cond that skips the cell: the steps are "
+    return _stopped_early(
+        records, c, "static", lambda ran, mx, t: f"static_rnn with sequence_length ran {ran} cell steps per "
+                                                 f"forward pass of the {t} it built (longest row {mx})",
+        "static_rnn wraps each step past the batch's longest row in a cond that skips the cell: the steps are "
         "built (graph size and build time still grow with seq_len) but not computed.",
-        "static_rnn computed past the longest row here.", "see measured"))
+        "static_rnn computed past the longest row here.", "see measured")
 
 
 def judge_dynamic_no_skip(records, c):

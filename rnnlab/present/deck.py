@@ -28,13 +28,12 @@ from urllib.parse import parse_qsl
 from rnnlab.core import format as fmt
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
-from rnnlab.core.views import Column, Report, TableView, select, without_bounds
+from rnnlab.core.views import WORDY, Column, Report, TableView, select, without_bounds
 from rnnlab.core.wording import shared_opening
 from rnnlab.present import pages
 
 MAX_COLUMNS = 6
 _BLANK = {"", fmt.MISSING}  # nothing in the cell, or nothing measured
-_LONG = ("prose", "code")  # the kinds of column that hold sentences or code, not figures
 MAX_PROSE = 2  # columns of sentences or code a slide's table shows at most
 
 # page -> what the page is, for every page whose module (rnnlab.present.<page>) defines ``view(records, query, env)``
@@ -100,7 +99,7 @@ def default_columns(table: TableView) -> list[str]:
         metric = [j for j, c in enumerate(cols) if c.role == "metric" and c.key == ratio.of]
         idx = [0, *table.role("machine")[:1], *metric[:1], ratios[0], *table.role("check"), *table.role("error")]
         return [cols[j].label for j in dict.fromkeys(idx)][:MAX_COLUMNS]
-    long = {j for j, c in enumerate(cols) if c.kind in _LONG}
+    long = {j for j, c in enumerate(cols) if c.kind in WORDY}
     figures = set(table.role("figures")) & long  # the measured figures first, then other prose in order
     prose = sorted(figures) + [j for j in sorted(long) if j not in figures]
     keep = set(prose[:MAX_PROSE]) | {0}
