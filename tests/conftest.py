@@ -24,6 +24,15 @@ def _isolated_store(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _quiet_machine(monkeypatch):
+    """Other processes' CPU before a run reads as a quiet machine (the real reading sleeps half a second per run);
+    a test of the busy warning sets its own."""
+    from rnnlab.core import condition
+
+    monkeypatch.setattr(condition, "others_now", lambda seconds=0.5: 0.0)
+
+
+@pytest.fixture(autouse=True)
 def _sigint_handled():
     """Ctrl-C handled as Python does by default, before and after every test: a library that leaves SIGINT ignored
     in this process (seen in the full suite) would have every later subprocess inherit it, and a test that sends

@@ -142,6 +142,9 @@ PARAMS: dict[str, Param] = {p.name: p for p in [
     _P("repeats", "int", 30, "timed steps after warm-up (median and quartiles over these)", 1, 2000),
     _P("warmup", "int", 3, "untimed steps after the first call", 0, 200),
     _P("seed", "int", 0, "seed for weights and inputs (same for every variant)", 0, 2**31 - 1),
+    _P("threads", "int", 0, "threads the worker's TensorFlow may use (intra- and inter-op, TF1 sessions too); 0: "
+       "every core. A ratio holds for its thread count: 1 thread answers 'on one core', whatever else the machine "
+       "does", 0, 256),
     _P("timeout_s", "int", 900, "time limit per variant worker, seconds", 5, 7200),
     _P("rounds", "int", 1, "fresh worker processes per variant; the figure is the median of the rounds", 1, 20),
     _P("protocol", "choice", "interleaved", "interleaved: every variant's worker alive at once, timed in short "
@@ -155,7 +158,7 @@ PARAMS: dict[str, Param] = {p.name: p for p in [
 
 # Params added after records were first stored, with the value a record without them was measured with: a stored
 # record lacking ``rounds`` ran one round (schema 1). Comparisons of params fill these in (judge.select.same_config).
-IMPLIED: dict[str, Any] = {"rounds": 1, "protocol": "sequential", "budget_s": 120, "live": 16}
+IMPLIED: dict[str, Any] = {"rounds": 1, "protocol": "sequential", "budget_s": 120, "live": 16, "threads": 0}
 
 
 @dataclass(frozen=True)

@@ -60,13 +60,29 @@ STATUSES = tuple(Status)
 MARGIN = 0.10  # a speed or memory difference below 10% is not a difference
 NOISE = 0.10  # rounds that disagree by more than 10% of their median: the figure is flagged as noisy
 ATOL = 1e-5  # float32 against a float64 reference or a converted model: "computes the same"
-BUSY = 0.5  # a 1-minute load above this share of the cores: "measured on a busy machine"
+BUSY = 0.5  # a 1-minute load above this share of the cores: "measured on a busy machine" (records before conditions)
+BUSY_CORES = 0.5  # other processes taking more than this many cores while timed (or just before a run): busy
+SAME_LOAD = 0.35  # two readings of other processes' cores within this are one condition: windows timed under
+#                  readings further apart are never paired, rounds further apart are not pooled into one call
 
 
 def busy(load: float | None, cores: float | None) -> bool:
     """Whether a 1-minute load average means a busy machine: above ``BUSY`` of its cores (the run's warning and
     every figure's "measured on a busy machine" ask this one rule)."""
     return load is not None and bool(cores) and cores > 0 and load > BUSY * cores
+
+
+def busy_cores(other: float | None) -> bool:
+    """Whether other processes took enough of the machine to call it busy (``BUSY_CORES`` cores or more): the run's
+    warning and every figure's busy note, from CPU time (``core.condition``), never counting rnnlab's own workers."""
+    return other is not None and other > BUSY_CORES
+
+
+def same_load(*readings: float | None) -> bool:
+    """Readings of other processes' cores (``core.condition``) close enough to be one condition (``SAME_LOAD``);
+    a missing reading (older records, a platform without counters) does not tell them apart."""
+    known = [x for x in readings if x is not None]
+    return not known or max(known) - min(known) <= SAME_LOAD
 
 
 def busy_run(loads: Sequence[float], cores: float | None) -> float | None:
@@ -95,7 +111,10 @@ def agrees(diff: float | None, atol: float = ATOL) -> bool:
 
 def call(interval, at_least: float = MARGIN) -> Status:
     """Judge "A saves at least ``at_least`` of B" from the interval of A/B (``core.stats.Interval``):
-    "holds" when the whole interval clears it, "does not hold" when none of it does, else "too noisy to call"."""
+    "holds" when the whole interval clears it, "does not hold" when none of it does, else "too noisy to call" (also
+    for an interval whose rounds' conditions differ: no claim is decided from mixed windows)."""
+    if getattr(interval, "unsettled", ""):
+        return NOISY
     bound = 1.0 - at_least
     if interval.hi <= bound:
         return Status.HOLDS
@@ -105,13 +124,23 @@ def call(interval, at_least: float = MARGIN) -> Status:
 
 
 LOWER, HIGHER, SAME = "lower", "higher", "about the same"  # what :func:`direction` decides, besides NOISY
+TOO_BUSY = "too busy to decide"  # an interval from rounds timed under different conditions (``Interval.unsettled``)
+DECIDED = (LOWER, HIGHER, SAME)
+
+
+def decided(status: str | None) -> bool:
+    """Whether a :func:`direction` is a call (a sentence may state it, bold), not "too noisy" or "too busy"."""
+    return status in DECIDED
 
 
 def direction(interval, margin: float = MARGIN) -> str:
     """The one rule every sentence about a difference follows, from the interval of A/B: ``LOWER`` when the whole
     interval clears the margin below 1 (A at most ``1 - margin`` of B: :func:`call` "holds"), ``HIGHER`` when it clears
     it above (B at most ``1 - margin`` of A), ``SAME`` when the whole interval lies inside the margin, else ``NOISY``.
-    The margin is symmetric on a log scale: 0.9 below, 1/0.9 = 1.11 above."""
+    The margin is symmetric on a log scale: 0.9 below, 1/0.9 = 1.11 above. An interval whose rounds were timed under
+    different conditions (``unsettled``) decides nothing: ``TOO_BUSY``."""
+    if getattr(interval, "unsettled", ""):
+        return TOO_BUSY
     low, high = 1.0 - margin, 1.0 / (1.0 - margin)
     if interval.hi <= low:
         return LOWER

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import statistics
@@ -95,6 +96,7 @@ class Interval:
     hi: float
     how: str
     n: int  # rounds (or 1); paired: the windows paired
+    unsettled: str = ""  # why it decides nothing though narrow: its rounds were timed under different conditions
 
     @property
     def known(self) -> bool:
@@ -102,7 +104,7 @@ class Interval:
 
     def inverse(self) -> "Interval":
         """B/A of the same measurements: every bound inverted."""
-        return Interval(1 / self.hi, 1 / self.mid, 1 / self.lo, self.how, self.n)
+        return Interval(1 / self.hi, 1 / self.mid, 1 / self.lo, self.how, self.n, self.unsettled)
 
 
 # t quantiles (0.975) for 1..9 degrees of freedom: a prediction interval from few rounds is wide, on purpose
@@ -242,6 +244,32 @@ def _paired(a_rounds, b_rounds, level: float, resamples: int) -> Interval | None
 
 
 REF = "@ref"  # an arm's reference brackets, ``fwd_ms@ref`` beside its ``fwd_ms`` windows (``engine.interleave``)
+OTHER = "@other"  # each window's reading of other processes' cores (``core.condition``), ``fwd_ms@other``
+
+
+def round_loads(*series, metric: str) -> list[list[float]]:
+    """Per round, every reading of other processes' cores while ``metric``'s windows of these series were timed."""
+    per: list[list[float]] = []
+    for s in series:
+        for i, r in enumerate(s.get(metric + OTHER) or []):
+            while len(per) <= i:
+                per.append([])
+            per[i].extend(float(x) for x in r if isinstance(x, (int, float)))
+    return per
+
+
+def unsettled(*series, metric: str) -> str:
+    """Why windows of these series must not be pooled into one call: the rounds were timed under different
+    conditions (their median readings of other processes' cores further apart than ``rules.SAME_LOAD``); "" when
+    they were alike or nothing was read."""
+    from rnnlab.core import rules
+    from rnnlab.core.condition import per_round
+
+    rounds = per_round(round_loads(*series, metric=metric))
+    if len(rounds) < 2 or rules.same_load(*rounds):
+        return ""
+    said = ", then ".join(f"{x:.1f}" for x in rounds)
+    return f"other processes took {said} cores in its rounds: the load changed, so its windows are not pooled"
 
 
 def against_ref(series, metric: str):
@@ -256,7 +284,14 @@ def against_ref(series, metric: str):
 def session_interval(a_series, b_series, metric: str) -> Interval | None:
     """A/B of ``metric`` from one interleaved session's windows (each a mapping: series -> windows per round):
     both bracketed by the reference, cycle by cycle through it ((A/R) / (B/R)); one of them the reference itself
-    (it has windows, no brackets); or, windows without brackets on both sides, paired by index."""
+    (it has windows, no brackets); or, windows without brackets on both sides, paired by index. ``unsettled`` when
+    the rounds were timed under different conditions (:func:`unsettled`): narrow or not, it decides nothing."""
+    iv = _session_interval(a_series, b_series, metric)
+    why = unsettled(a_series, b_series, metric=metric) if iv is not None else ""
+    return dataclasses.replace(iv, unsettled=why) if why else iv
+
+
+def _session_interval(a_series, b_series, metric: str) -> Interval | None:
     (ao, ab), (bo, bb) = against_ref(a_series, metric), against_ref(b_series, metric)
 
     def over(own, brackets):

@@ -5,7 +5,8 @@ recommendation, decks, CLI) takes its words from :func:`difference`, which asks 
 
 - a direction ("1.59x faster", "5.8x slower") and bold only when the whole interval clears the margin;
 - "about as fast" only when the whole interval lies inside the margin;
-- otherwise "too noisy to call", with the ratio and its interval.
+- otherwise "too noisy to call", with the ratio and its interval; "too busy to decide" when the interval's rounds
+  were timed under different loads (``Interval.unsettled``), however narrow it is.
 
 Ratios are said as ratios ("5.8x"), never as percentages: a percentage of a ratio of 2x or more reads wrong ("83%
 faster" for 5.8x), and one word form for every size keeps sentences comparable. A faster or smaller side is said
@@ -48,7 +49,7 @@ class Phrase:
 
     @property
     def decided(self) -> bool:
-        return self.status != rules.NOISY
+        return rules.decided(self.status)
 
     @property
     def bold(self) -> bool:
@@ -57,7 +58,7 @@ class Phrase:
     def text(self, *, md: bool = False) -> str:
         """"1.59x faster (1.52–1.66x)"; "too noisy to call (1.11x, 0.59–1.86x)"."""
         words = f"**{self.words}**" if md and self.bold else self.words
-        if self.status == rules.NOISY:
+        if not self.decided:
             inner = ", ".join(x for x in (fmt.fmt_ratio(self.ratio), self.span) if x)
             return f"{words} ({inner})"
         return f"{words} ({self.span})" if self.span else words
@@ -67,7 +68,7 @@ class Phrase:
         "in 1.11x B's time (0.59–1.86x), too noisy to call"."""
         words = f"**{self.words}**" if md and self.bold else self.words
         tail = f" ({self.span})" if self.span else ""
-        if self.status == rules.NOISY:
+        if not self.decided:
             return f"at {fmt.fmt_ratio(self.ratio)} {other}'s {self.noun}{tail}, {words}"
         if self.status == rules.SAME:
             return f"{words} as {other}{tail}"
@@ -86,7 +87,7 @@ def difference(iv, *, kind: str = "time", margin: float = rules.MARGIN) -> Phras
         return Phrase(status, f"{fmt.fmt_ratio(iv.mid)} {higher}", _span(iv), iv.mid, noun)
     if status == rules.SAME:
         return Phrase(status, same, _span(iv), iv.mid, noun)
-    return Phrase(status, rules.NOISY, _span(iv), iv.mid, noun)
+    return Phrase(status, status, _span(iv), iv.mid, noun)  # too noisy to call, or too busy to decide
 
 
 def bold(text: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from rnnlab.core import envinfo, rules, stats
+from rnnlab.core import condition, envinfo, rules, stats
 from rnnlab import experiments
 from rnnlab.engine import runner as _runner
 from rnnlab.core.record import Record, make_key, utc_now
@@ -54,14 +54,19 @@ def _loadavg() -> float | None:
         return None
 
 
-def busy_warning(cores: int | None = None) -> str | None:
-    """A warning when the machine is already busy (1-minute load above ``rules.BUSY`` of its cores), else None. Never a refusal:
-    the run goes on, its timings may be noisy (each round's load stands in the records' ``details["loadavg"]``)."""
-    load = _loadavg()
+def busy_warning(cores: int | None = None, *, others: Callable[[], float] | None = None) -> str | None:
+    """A warning when other processes keep the machine busy right now (``rules.busy_cores`` of their CPU time, read
+    over half a second before any worker starts, so rnnlab's own never count), else None. Never a refusal: the run
+    goes on, every window's own reading stands in its record (``details.condition``)."""
     cores = int(cores or envinfo.static_env()["cores"] or 1)
-    if not rules.busy(load, cores):
+    try:
+        other = (others or condition.others_now)()
+    except Exception:  # a platform without CPU counters: nothing to warn about
         return None
-    return f"warning: machine busy (load {load:.1f} on {cores} core{'s' if cores != 1 else ''}): timings may be noisy"
+    if not rules.busy_cores(other):
+        return None
+    return (f"warning: machine busy: other processes use {other:.1f} of {cores} core{'s' if cores != 1 else ''};"
+            " each comparison is decided only from windows timed under one load, or said to be too busy to decide")
 
 
 @dataclass
@@ -74,7 +79,9 @@ class _Rounds:
     failures: list = field(default_factory=list)  # (round, message) of each failed round
     loads: list = field(default_factory=list)  # [before, after]: the 1-minute load around each round's worker
     windows: list = field(default_factory=list)  # interleaved: each round's {metric: window values}
+    own: list = field(default_factory=list)  # cores the worker kept busy while timed, every window or series
     stops: list = field(default_factory=list)  # interleaved: each round's {metric: why its windows stopped}
+    loads_read: list = field(default_factory=list)  # sequential: each round's readings of other processes' cores
     final: bool = False  # its record is made (all rounds seen, or the first failed deterministically)
     seen: int = 0  # rounds finished
 
@@ -182,6 +189,7 @@ def _run_interleaved(store: Store, exp, pt: "OpenPoint", todo: list, *, count: "
         for v in todo:
             msg, raw = _round_output(got, v)
             pt.state[v].windows.append(got.windows.get(v, {}))
+            pt.state[v].own.extend(got.own.get(v, []))
             pt.state[v].stops.append(dict(got.stops))
             take_round(store, exp, pt, v, r, msg, raw, loads, count=count)
         count.say_run(f"round {r + 1} of {planned}: " + interleave.stop_words(got.stops), pt.index)
@@ -317,7 +325,11 @@ def take_round(store: Store, exp, pt: OpenPoint, v: str, r: int, msg: dict, raw:
     if msg.get("type") == "result":
         metrics = dict(msg.get("metrics") or {})
         details = dict(msg.get("details") or {})
-        _derived(metrics, details, pt.run_env)  # per round: each round's own matmul rate
+        readings = details.pop("readings", None) or []  # sequential: each series' condition
+        st.own.extend(float(x["own"]) for x in readings if isinstance(x.get("own"), (int, float)))
+        if readings:
+            st.loads_read.append([float(x["other"]) for x in readings if isinstance(x.get("other"), (int, float))])
+        _derived(metrics, details, pt.run_env, _round_other(st))  # per round: each round's own matmul rate
         st.metrics.append(metrics)
         if st.details is None:
             st.details = details
@@ -392,6 +404,10 @@ def _record(exp, v: str, key: str, params: Mapping, run_env: Mapping, st: _Round
         details["protocol"] = "interleaved"
         details["paired"] = {session: _by_metric(st.windows)}
         details["paired_stop"] = st.stops
+    cores = int(run_env.get("cores") or 1)
+    cond = condition.summarize(condition.threads_used(int(params.get("threads") or 0), cores), cores,
+                               _round_readings(st), st.own, rules.SAME_LOAD)
+    details["condition"] = cond.to_json()
     if st.loads and (n_rounds > 1 or rules.busy(max(max(x) for x in st.loads), run_env.get("cores"))):
         details["loadavg"] = st.loads  # one round: kept only when it was busy, so its figures say so
     if n_rounds > 1:
@@ -404,15 +420,34 @@ def _record(exp, v: str, key: str, params: Mapping, run_env: Mapping, st: _Round
                   rounds=tuple(st.metrics))
 
 
-def _derived(metrics: dict, details: dict, env: Mapping[str, Any]) -> None:
+def _derived(metrics: dict, details: dict, env: Mapping[str, Any], other: float | None = None) -> None:
     """GFLOP/s from the counted forward FLOPs; roofline against the matmul rate the worker measured right after
-    the variant (the cached per-machine probe only when the worker had none)."""
+    the variant, only when that probe ran under the load its windows were timed under (``other``: the round's
+    median reading of other processes' cores; ``details.matmul_other`` the probe's): a rate probed under another
+    load would make a share of it wrong, even above 1. Records from workers that read no load keep the old rule
+    (the cached per-machine probe only when the worker had none)."""
     flops = details.get("fwd_flops")
     if flops and metrics.get("fwd_ms"):
         metrics["gflops"] = float(flops) / (metrics["fwd_ms"] / 1e3) / 1e9
         rate = details.get("matmul_gflops") or env.get("matmul_gflops")
-        if rate:
+        if not rules.same_load(details.get("matmul_other"), other):
+            details["roofline_note"] = (f"not shown: the matmul rate was probed while other processes took "
+                                        f"{details['matmul_other']:.1f} cores, the windows at {other:.1f}")
+        elif rate:
             metrics["roofline_frac"] = metrics["gflops"] / float(rate)
+
+
+def _round_readings(st: _Rounds) -> list[list[float]]:
+    """Each round's readings of other processes' cores while it was timed (interleaved: every window's; sequential:
+    every series')."""
+    if st.loads_read:
+        return st.loads_read
+    return [[float(x) for k, xs in w.items() if k.endswith(stats.OTHER) for x in xs] for w in st.windows]
+
+
+def _round_other(st: _Rounds) -> float | None:
+    rounds = _round_readings(st)
+    return condition.per_round(rounds[-1:])[0] if rounds and rounds[-1] else None
 
 
 def _attach_diffs(store: Store, name: str, version: int, ref: str, params: Mapping, fp: Mapping,

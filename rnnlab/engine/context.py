@@ -8,6 +8,10 @@ Two protocols (``protocol`` parameter; ``core.protocol``):
   asks for a *window* (``n`` steps, timed as one) or says ``next``. The manager asks every live worker of a point for
   windows in a random order, many times, so each ratio pairs windows timed seconds apart (``engine.interleave``).
   A window's value is the median of its steps: a step the scheduler interrupted moves it little.
+- Every timed window (interleaved) or series (sequential) is metered (``core.condition.Meter``): how many cores
+  other processes took meanwhile, and how many this worker kept busy. A window reports both beside its value; a
+  sequential series keeps them in ``readings``. A window lasts at least ``min_s`` (more steps than ``n`` when the
+  steps are short), so the system's 10 ms CPU counters read its condition to about a tenth of a core.
 - ``inject`` (``calibrate`` only): every timed step also does extra CPU work (a NumPy matmul loop) calibrated after
   the warm-up to take that share of the step's own median time: a slowdown of known size inside the timed step.
 """
@@ -18,6 +22,8 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Callable
+
+from rnnlab.core import condition
 
 
 class Channel:
@@ -48,6 +54,8 @@ class WorkerContext:
     phases: list = field(default_factory=list)
     channel: Channel | None = None  # set when the point runs interleaved
     inject: float = 0.0  # calibration: extra work per timed window of steps (0.1: one extra step in ten)
+    readings: list = field(default_factory=list)  # sequential: each series' condition reading (Meter.read + metric)
+    meter: Callable[[], object] = condition.Meter
 
     @property
     def tf_device(self) -> str:
@@ -68,19 +76,32 @@ class WorkerContext:
             step = self._injected(step)
         one = step if self_timed else self._timed(step)
         if self.channel is None:
-            return [float(one()) for _ in range(repeats)]
+            meter = self.meter()
+            out = [float(one()) for _ in range(repeats)]
+            self.readings.append({"metric": metric, **meter.read()})
+            return out
         samples: list[float] = []
         cmd = self.channel.gate(metric)
         while True:
             if cmd.get("cmd") != "window":
                 return samples or [float(one())]
+            meter = self.meter()
             if not self_timed:  # one untimed step first: a worker that waited longer on its pipe starts no colder
                 step()  # (its caches and thread pool) than the reference, which waits half as long between windows
-            window = [float(one()) for _ in range(int(cmd["n"]))]
+            window = self._window(one, int(cmd["n"]), float(cmd.get("min_s") or 0.0))
             samples += window
             value = statistics.median(window) * unit_scale(metric)
-            self.channel.send({"type": "window", "op": metric, "value": value})
+            got = meter.read()
+            self.channel.send({"type": "window", "op": metric, "value": value, "other": got["other"],
+                               "own": got["own"], "steps": len(window)})
             cmd = self.channel.recv() or {}
+
+    def _window(self, one: Callable[[], float], n: int, min_s: float, most: int = 200) -> list[float]:
+        """At least ``n`` timed steps, more (up to ``most``) until they add up to ``min_s`` seconds."""
+        window = [float(one()) for _ in range(n)]
+        while sum(window) < min_s and len(window) < most:
+            window.append(float(one()))
+        return window
 
     def _injected(self, step: Callable[[], object], probes: int = 9) -> Callable[[], object]:
         """``step`` followed by CPU work taking ``inject`` of its median time (measured here, after the warm-up)."""

@@ -36,6 +36,7 @@ class Limits:
     seed: int = 2**31 - 1  # any seed: it changes the numbers, not the cost
     timeout_s: int = 120  # per variant: lowered to this on every hosted run (CLAMPED), not refused
     budget_s: int = 30  # interleaved: seconds of timed windows per point (CLAMPED)
+    threads: int = 256  # any thread count: it changes how the work is spread, not its size
     live: int = 3  # interleaved: workers alive at once, the reference and two others (CLAMPED): 2.7 GB hold three
     # -- per run --------------------------------------------------------------------------------------------------
     points: int = 5  # sweep points per run

@@ -47,6 +47,8 @@ BATCH = 2  # cycles added between two looks at the calls
 PER_STEP_SERIES = 2  # fwd_ms, train_ms: the series that share a round's budget
 EXTEND = 2  # a series times at most this many times its minimum cycles in a round
 START = "start"  # the gate a worker waits at once imported
+MIN_WINDOW_S = 0.1  # a per-step window lasts at least this long (more steps when they are short): its condition
+#                    reading (10 ms CPU counters) then resolves a tenth of a core
 MIN_ROUNDS = 2  # rounds of fresh processes before a point whose comparisons are all decided may end early
 
 
@@ -59,9 +61,12 @@ class RoundOutcome:
     windows: dict = field(default_factory=dict)  # arm -> metric -> [window values]
     stops: dict = field(default_factory=dict)  # metric -> why it stopped
     spent: float = 0.0  # seconds of windows so far
+    own: dict = field(default_factory=dict)  # arm -> cores the worker kept busy in each window (threads at work)
+    dropped: dict = field(default_factory=dict)  # metric -> arm windows left unpaired: the load moved around them
 
 
 STOP_WORDS = {"decided": "every comparison decided", "budget": "budget spent, some comparisons too noisy to call",
+              "busy": "budget spent: the load kept changing while windows were timed (too busy to decide)",
               "no reference": "no reference to compare with"}
 
 
@@ -83,7 +88,7 @@ def min_cycles(metric: str) -> int:
     return MIN_BUILDS if is_build(metric) else MIN_CYCLES
 
 
-REF, against_ref = stats.REF, stats.against_ref
+REF, OTHER, against_ref = stats.REF, stats.OTHER, stats.against_ref
 
 
 def undecided(rounds: Mapping[str, Mapping[str, list]], metric: str, ref: str | None, arms) -> list[str]:
@@ -222,20 +227,30 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
 def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, ref, history, budget_s, rng,
              clock) -> str:
     n, t0, cycles = window_steps(op), clock(), 0
+    min_s = 0.0 if is_build(op) else MIN_WINDOW_S
     for a in group:
         live.on_phase(a, f"timing {op} windows")
 
-    def window(a: str) -> float | None:
-        live.send(a, {"cmd": "window", "n": n})
+    def window(a: str) -> tuple[float | None, float | None]:
+        live.send(a, {"cmd": "window", "n": n, "min_s": min_s})
         msg = live.next(a)
         if msg.get("type") == "window":
-            value = float(msg["value"])
+            value, other = float(msg["value"]), msg.get("other")
             out.windows[a].setdefault(op, []).append(value)
-            return value
+            if msg.get("own") is not None:
+                out.own.setdefault(a, []).append(float(msg["own"]))
+            if other is not None:
+                out.windows[a].setdefault(op + OTHER, []).append(float(other))
+            return value, other
         settle(a, msg)
-        return None
+        return None, None
 
-    before: float | None = None  # the reference's last window: the next arm's bracket opens with it
+    def drop(a: str, other) -> None:  # the arm's last window pairs with nothing
+        out.windows[a][op].pop()
+        if other is not None:
+            out.windows[a][op + OTHER].pop()
+
+    before: tuple | None = None  # the reference's last window: the next arm's bracket opens with it
     while True:
         for _ in range(BATCH):
             order = [a for a in group if a not in out.messages and a != ref]
@@ -247,12 +262,17 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
                 if before is None:  # the series' first window (a cycle goes on from the last one's reference
                     before = window(ref)  # window: the reference never runs twice in a row, warm from itself)
                 for a in order:
-                    value = window(a)
-                    after = window(ref) if ref not in out.messages else None
-                    if value is not None and (before or 0) > 0 and (after or 0) > 0:
-                        out.windows[a].setdefault(op + REF, []).append(math.sqrt(before * after))
-                    elif value is not None:
-                        out.windows[a][op].pop()  # no bracket: the window pairs with nothing
+                    value, other = window(a)
+                    after = window(ref) if ref not in out.messages else (None, None)
+                    if value is None:
+                        pass
+                    elif not rules.same_load(before[1], other, after[1]):  # the load moved: not one condition
+                        drop(a, other)
+                        out.dropped[op] = out.dropped.get(op, 0) + 1
+                    elif (before[0] or 0) > 0 and (after[0] or 0) > 0:
+                        out.windows[a].setdefault(op + REF, []).append(math.sqrt(before[0] * after[0]))
+                    else:
+                        drop(a, other)
                     before = after
             cycles += 1
         if cycles < min_cycles(op):
@@ -261,8 +281,9 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
             return "no reference"
         if not undecided(with_round(history, out.windows), op, ref, [a for a in group if a not in out.messages]):
             return "decided"
-        if clock() - t0 >= budget_s or cycles >= EXTEND * min_cycles(op):
-            return "budget"
+        retakes = min(out.dropped.get(op, 0), EXTEND * min_cycles(op))  # cycles whose pairs the load spoiled
+        if clock() - t0 >= budget_s or cycles >= EXTEND * min_cycles(op) + retakes:
+            return "busy" if retakes and out.dropped.get(op, 0) >= cycles else "budget"
 
 
 def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | None, rounds: int, budget_s: float,

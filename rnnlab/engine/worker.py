@@ -33,11 +33,27 @@ def _rss_hwm_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
 
 
-def _prepare_env(device: str) -> None:
+THREAD_VARS = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+               "MKL_NUM_THREADS")  # TensorFlow's pools (eager and every v1 Session's default), OpenMP, BLAS
+
+
+def _prepare_env(device: str, threads: int = 0) -> None:
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # TF1 cells need tf-keras; must precede the TF import
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if device == "CPU":
         os.environ["CUDA_VISIBLE_DEVICES"] = "-1"  # a CPU run must not touch (or allocate on) a GPU
+    if threads > 0:  # before TensorFlow is imported: its thread pools read these once
+        for name in THREAD_VARS:
+            os.environ[name] = str(threads)
+
+
+def _limit_threads(tf, threads: int) -> None:
+    """The ``threads`` parameter in TensorFlow's own config too (eager functions; a v1 ``Session`` built without
+    thread counts takes the process defaults the environment set). Checked by measurement: a worker at 1 thread keeps
+    one core busy (``details.condition.own_cores``, its CPU time over its wall time while timed)."""
+    if tf is not None and threads > 0:
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -55,7 +71,8 @@ def run_task(task: dict, send, recv=None) -> None:
     from rnnlab.engine.context import Channel, WorkerContext
 
     device = task.get("device", "CPU")
-    _prepare_env(device)
+    threads = int((task.get("params") or {}).get("threads") or 0)
+    _prepare_env(device, threads)
     preload = task.get("preload", ("tensorflow", "keras"))
     heavy = task["kind"] == "probe" or "tensorflow" in preload
     send({"type": "phase", "phase": "importing TensorFlow" if heavy else "importing"})
@@ -72,6 +89,7 @@ def run_task(task: dict, send, recv=None) -> None:
     for name in preload:
         importlib.import_module(name)  # the memory baseline includes TensorFlow and Keras
     tf = sys.modules.get("tensorflow")
+    _limit_threads(tf, threads)
 
     module_name, _, fn_name = task["worker"].partition(":")
     fn = getattr(importlib.import_module(module_name), fn_name)
@@ -91,6 +109,8 @@ def run_task(task: dict, send, recv=None) -> None:
         send({"type": "error", "reason": str(e)})
         return
     wall = time.perf_counter() - t0
+    if ctx.readings:  # sequential: each timed series' condition (interleaved windows report their own)
+        out = {**out, "details": {**(out.get("details") or {}), "readings": ctx.readings}}
     send(_result(out, task, wall=wall, base_mb=base_mb, tf=tf, gpu=gpu))
 
 
@@ -120,9 +140,12 @@ def _result(out: dict, task: dict, *, wall: float, base_mb: float, tf, gpu: bool
     details["worker_wall_s"] = round(wall, 3)
     if details.get("fwd_flops") and tf is not None:
         # The roofline's denominator, measured in this process right after the variant, under the same load
+        from rnnlab.core.condition import Meter
         from rnnlab.engine.probe import matmul_gflops
 
+        meter = Meter()
         details["matmul_gflops"] = round(matmul_gflops(device, repeats=5), 2)
+        details["matmul_other"] = meter.read()["other"]  # the roofline stands only beside windows timed alike
     outputs = out.get("outputs") or {}
     outputs_path = None
     if outputs and task.get("outputs_path"):

@@ -85,7 +85,7 @@ def check(p: dict, variants: tuple, *, available_mb: float | None = None) -> Non
 
 
 PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "device", "repeats", "warmup",
-                   "seed", "rounds", "protocol", "budget_s", "live", "timeout_s"],
+                   "seed", "rounds", "threads", "protocol", "budget_s", "live", "timeout_s"],
                    defaults={"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100,
                              "input_dim": 64, "repeats": 20},
                    extra=[Param("first_n", "int", 50, "static_first_n: time steps unrolled (seed 000: 50 of 100)",

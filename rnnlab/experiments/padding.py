@@ -127,7 +127,7 @@ EXPERIMENT = Experiment(
             "static_rnn against a bucketed dynamic_rnn: throughput, wasted steps, traces.",
     params=param_set(
         ["cell", "units", "batch", "seq_len", "input_dim", "lengths", "parallel_iterations", "device", "repeats",
-         "warmup", "seed", "rounds", "timeout_s"],
+         "warmup", "seed", "rounds", "threads", "timeout_s"],
         defaults={"cell": "lstm", "units": 64, "batch": 32, "seq_len": 100, "input_dim": 16,
                   "lengths": "uniform:5-100", "repeats": 3, "warmup": 1},
         extra=[Param("n_sequences", "int", 1024, "sequences in the data set", 1, 1_000_000),

@@ -79,7 +79,7 @@ METRICS_DOC = {
 
 
 PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "device", "repeats", "warmup",
-                   "seed", "rounds", "protocol", "budget_s", "live", "timeout_s"],
+                   "seed", "rounds", "threads", "protocol", "budget_s", "live", "timeout_s"],
                    defaults={"cell": "lstm", "units": 128, "layers": 1, "batch": 32, "seq_len": 100,
                              "input_dim": 64, "repeats": 20})
 SEED = seeds.for_params(seeds.SEED_000, PARAMS.names(), rounds=3)

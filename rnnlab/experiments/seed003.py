@@ -87,7 +87,7 @@ EXPERIMENT = Experiment(
             "Adam): graph building, the first interval with its slow start, and steady training steps per second "
             "for static_rnn and dynamic_rnn with sequence_length, beside the seed's own figures.",
     params=param_set(
-        ["units", "batch", "seq_len", "input_dim", "lengths", "parallel_iterations", "device", "seed", "rounds",
+        ["units", "batch", "seq_len", "input_dim", "lengths", "parallel_iterations", "device", "seed", "rounds", "threads",
          "timeout_s"],
         defaults={**{k: v for k, v in SEED.items() if k not in ("interval", "steps", "n_data")},
                   "timeout_s": 1800},

@@ -87,7 +87,7 @@ EXPERIMENT = Experiment(
     summary="One RNN layer + a dense softmax trained on real images (rows as time steps: MNIST if a local copy "
             "exists, else scikit-learn's digits) with every unrolling strategy from the same seed and weights: "
             "time per epoch, time to a target accuracy, final accuracy, and whether they end in the same place.",
-    params=param_set(["cell", "units", "batch", "device", "seed", "rounds", "timeout_s"],
+    params=param_set(["cell", "units", "batch", "device", "seed", "rounds", "threads", "timeout_s"],
                      defaults={"cell": "lstm", "units": 32, "batch": 32, "timeout_s": 1800},
                      extra=[Param("dataset", "choice", "auto", "auto: MNIST rows if ~/.keras/datasets/mnist.npz "
                                   "exists, else scikit-learn digits (never downloads)",

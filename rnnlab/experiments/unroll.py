@@ -42,7 +42,7 @@ def check(p: dict, variants: tuple, *, available_mb: float | None = None) -> Non
 
 
 PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "dtype", "lengths", "time_major",
-                    "parallel_iterations", "swap_memory", "device", "repeats", "warmup", "seed", "rounds", "protocol", "budget_s", "live", "timeout_s"])
+                    "parallel_iterations", "swap_memory", "device", "repeats", "warmup", "seed", "rounds", "threads", "protocol", "budget_s", "live", "timeout_s"])
 SEED = seeds.for_params(seeds.SEED_000, PARAMS.names(), rounds=3)
 
 EXPERIMENT = Experiment(

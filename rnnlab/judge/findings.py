@@ -30,7 +30,7 @@ from typing import Callable, Mapping, Sequence
 
 from rnnlab import experiments
 from rnnlab.core import format as fmt
-from rnnlab.core import stats, urlstate, wording
+from rnnlab.core import condition, rules, stats, urlstate, wording
 from rnnlab.core.record import Record
 from rnnlab.core.stats import Interval
 from rnnlab.core.wording import Sentence
@@ -104,10 +104,25 @@ def interval(a: Record, b: Record, metric: str) -> Interval | None:
     either lacks the metric or ``b``'s is zero. A zero on ``a``'s side (no memory above the baseline) has no
     interval but is still a ratio: 0, no spread known. The caller makes sure both come from one machine
     (``select``)."""
-    iv = paired(a, b, metric) or stats.ratio_interval(a.round_metrics, b.round_metrics, metric)
+    iv = paired(a, b, metric)
+    if iv is None:
+        iv = stats.ratio_interval(a.round_metrics, b.round_metrics, metric)
+        why = apart(a, b) if iv is not None and metric.endswith(("_ms", "_s")) else ""
+        iv = dataclasses.replace(iv, unsettled=why) if why else iv
     if iv is None and a.metrics.get(metric) == 0 and (b.metrics.get(metric) or 0) > 0:
         return Interval(0.0, 0.0, 0.0, "none", 1)
     return iv
+
+
+def apart(a: Record, b: Record) -> str:
+    """Why two records timed in different sessions make no call on a time: other processes took different shares of
+    the machine while each was timed (``rules.same_load``); "" when alike or either read nothing. A ratio across
+    two conditions is a difference of condition, not of the variants."""
+    ca, cb = (condition.Condition.of(r.details.get("condition")) for r in (a, b))
+    if ca is None or cb is None or rules.same_load(ca.other, cb.other):
+        return ""
+    return (f"timed under different loads ({ca.free:.1f} and {cb.free:.1f} of {ca.cores} cores free): a difference "
+            "of condition, not of the variants")
 
 
 def compare(iv: Interval | None, other: str, *, kind: str = "time") -> str:

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from rnnlab.core import envinfo
+from rnnlab.core import condition, envinfo
 from rnnlab.core.params import IMPLIED
 from rnnlab.core.record import Record, canonical_json
 from rnnlab.engine.api import NOT_KEYED
@@ -103,35 +103,23 @@ def is_here(records: Iterable[Record]) -> bool:
     return bool(recs) and all(r.source == "local" for r in recs)
 
 
-def _loads(rec: Record) -> list[float]:
-    """The 1-minute load averages the engine noted around each round (``details.loadavg``: [before, after] per
-    round); anything unreadable is skipped."""
-    out: list[float] = []
-    for item in rec.details.get("loadavg") or ():
-        for x in (item if isinstance(item, (list, tuple)) else (item,)):
-            if isinstance(x, (int, float)) and not isinstance(x, bool):
-                out.append(float(x))
-    return out
-
-
 def busy_note(records: Sequence[Record]) -> str:
-    """"measured on a busy machine (load 3.1 on 2 cores)" when a record's loads say so (``rules.busy_run``: above
-    ``rules.BUSY`` of its cores before the run, or above what the run itself explains later; the busiest such
-    record), "" otherwise. Part of :func:`source_note`, so every table,
-    chart, verdict and slide that says where its figures come from says this too."""
+    """The condition the records were timed under, and whether it was busy: ``core.condition.words_of``, opened by
+    "measured on a busy machine: " when other processes took more than ``rules.BUSY_CORES`` cores while a record was
+    timed (``rules.busy_cores``). Records from before rnnlab read its condition: "measured on a busy machine (load
+    3.1 on 2 cores)" when their 1-minute loads say so (``rules.busy_run``: above ``rules.BUSY`` of its cores before
+    the run, or above what the run itself explains later; the busiest such record), "" otherwise. Part of
+    :func:`source_note`, so every table, chart, verdict and slide that says where its figures come from says this
+    too."""
     from rnnlab.core import rules
 
-    worst: tuple[float, float, int] | None = None
-    for r in records:
-        cores, loads = r.env.get("cores"), _loads(r)
-        if not isinstance(cores, (int, float)) or isinstance(cores, bool) or not loads:
-            continue
-        load = rules.busy_run(loads, cores)
-        if load is not None and (worst is None or load / cores > worst[0]):
-            worst = (load / cores, load, int(cores))
-    if worst is None:
-        return ""
-    return f"measured on a busy machine (load {worst[1]:.1f} on {worst[2]} core{'s' if worst[2] != 1 else ''})"
+    words = condition.words_of(records)
+    conds = [c for c in (condition.Condition.of(r.details.get("condition")) for r in records) if c is not None]
+    if any(c.other is not None for c in conds):
+        busy = any(rules.busy_cores(c.other) for c in conds)
+        return f"measured on a busy machine: {words}" if busy else words
+    load = condition.busiest_load(records)
+    return "; ".join(x for x in (words, load) if x)
 
 
 def source_note(records: Sequence[Record]) -> str:
@@ -160,17 +148,24 @@ def _origin_note(records: Sequence[Record]) -> str:
 
 
 def where(records: Sequence[Record]) -> str:
-    """A sentence opener: "On this CPU", "On the bundled results' CPU (<machine>)", "On <machine> (CPU, imported)"."""
+    """A sentence opener: "On this CPU", "On the bundled results' CPU (<machine>)", "On <machine> (CPU, imported)",
+    with the condition the records were timed under (``core.condition.words_of``): "On this CPU (2 threads; 1.9 of 2
+    cores free while timed" in brackets. A verdict says where and how its figures were measured."""
     r = records[0]
     device = device_of(r)
     srcs = {x.source for x in records}
     if srcs == {"local"}:
-        return f"On this {device}"
-    if srcs == {"baseline"}:
-        return f"On the bundled results' {device} ({r.machine})"
-    if srcs == {"imported"}:
-        return f"On {r.machine} ({device}, imported)"
-    return f"On {r.machine} ({device})"
+        head = f"On this {device}"
+    elif srcs == {"baseline"}:
+        head = f"On the bundled results' {device} ({r.machine})"
+    elif srcs == {"imported"}:
+        head = f"On {r.machine} ({device}, imported)"
+    else:
+        head = f"On {r.machine} ({device})"
+    how = condition.words_of(records)
+    if not how:
+        return head
+    return f"{head[:-1]}; {how})" if head.endswith(")") else f"{head} ({how})"
 
 
 def machine_labels(records: Sequence[Record]) -> dict[str, str]:

@@ -84,7 +84,8 @@ def test_one_round_is_todays_record_plus_its_one_round(fake, tmp_path):
                            "gflops": pytest.approx(4e6 / 3e-3 / 1e9), "roofline_frac": pytest.approx(4 / 300),
                            "max_abs_diff": pytest.approx(0.5)}
     assert off.rounds == ({k: v for k, v in off.metrics.items() if k != "max_abs_diff"},)
-    assert off.details == {"fwd_flops": 4e6, "kernel": "test", "worker_wall_s": 1.0}  # no rounds/loadavg keys
+    assert off.details == {"fwd_flops": 4e6, "kernel": "test", "worker_wall_s": 1.0,  # no rounds/loadavg keys
+                           "condition": {"threads": 2, "cores": 2}}  # threads 0: every core; no load read
     assert [(pr.variant, pr.phase) for pr in seen if pr.phase in ("queued", "done")] == \
         [("ok", "queued"), ("ok", "done"), ("ok_off", "queued"), ("ok_off", "done")]
     assert {(pr.round, pr.n_rounds, pr.total) for pr in seen} == {(0, 1, 2)}
@@ -127,12 +128,13 @@ def test_loadavg_skipped_silently_where_unavailable(fake, tmp_path, monkeypatch)
 @pytest.mark.parametrize("load,warned", [(1.5, True), (1.0, False)])
 def test_a_busy_machine_is_warned_about_not_refused(fake, tmp_path, monkeypatch, load, warned):
     monkeypatch.setattr(api.os, "getloadavg", lambda: (load, 0.0, 0.0))
+    monkeypatch.setattr(api.condition, "others_now", lambda seconds=0.5: load - 0.5)  # other processes' cores
     recs, _, seen = go(1, {"ok": [1.0]}, ["ok"], tmp_path)  # ENV says 2 cores
     warnings = [pr for pr in seen if pr.warning]
     assert recs[0].ok
     if warned:
         assert len(warnings) == 1 and warnings[0] is seen[0] and warnings[0].variant == ""
-        assert warnings[0].phase == "warning: machine busy (load 1.5 on 2 cores): timings may be noisy"
+        assert warnings[0].phase.startswith("warning: machine busy: other processes use 1.0 of 2 cores;")
         assert warnings[0].fraction == 0.0
         # the one-round record keeps its load, so every figure of it is captioned "busy machine"
         assert recs[0].details["loadavg"] == [[1.5, 1.5]]
