@@ -18,7 +18,7 @@ from rnnlab.core.errors import RnnlabError
 
 # params a hosted run lowers to their cap instead of refusing them: the per-variant time limit, and the rounds
 # (a hosted run measures one round unless RNNLAB_HOSTED_MAX_ROUNDS raises it)
-CLAMPED = ("timeout_s", "rounds", "budget_s", "live")
+CLAMPED = ("timeout_s", "rounds", "budget_s", "live", "deadline_s")
 
 
 @dataclass(frozen=True)
@@ -31,11 +31,12 @@ class Limits:
     input_dim: int = 128
     repeats: int = 30
     warmup: int = 5
-    rounds: int = 1  # hosted runs measure one round unless raised (CLAMPED)
+    rounds: int = 2  # hosted runs measure two rounds (between-process variance in every interval) (CLAMPED)
     parallel_iterations: int = 256
     seed: int = 2**31 - 1  # any seed: it changes the numbers, not the cost
     timeout_s: int = 120  # per variant: lowered to this on every hosted run (CLAMPED), not refused
     budget_s: int = 30  # interleaved: seconds of timed windows per point (CLAMPED)
+    deadline_s: int = 90  # interleaved: no round after the second once a point has taken this long (CLAMPED)
     threads: int = 256  # any thread count: it changes how the work is spread, not its size
     live: int = 3  # interleaved: workers alive at once, the reference and two others (CLAMPED): 2.7 GB hold three
     # -- per run --------------------------------------------------------------------------------------------------

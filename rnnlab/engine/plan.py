@@ -120,7 +120,9 @@ def plan(experiment: str, *, preset: str | None = None, overrides: Mapping[str, 
     return Plan(exp.name, tuple(points), tuple(chosen), preset)
 
 
-NOT_KEYED = ("timeout_s", "live")  # limits, not part of what is measured (the cache key leaves them out)
+# limits on effort, not part of what is measured (the cache key leaves them out): a preset's run and a user's own run
+# of one configuration share their records whatever time each was allowed
+NOT_KEYED = ("timeout_s", "live", "deadline_s", "budget_s")
 
 
 def spec_of(experiment: str, version: int, variant: str, params: Mapping[str, Any]) -> dict:

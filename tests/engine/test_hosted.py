@@ -51,7 +51,7 @@ def test_a_small_plan_passes_with_its_time_limit_and_rounds_lowered():
     plan = api.plan("unroll", overrides={"units": 8, "seq_len": 10, "batch": 2, "timeout_s": 7200, "rounds": 5},
                     variants=["tf1_static"])
     ran = hosted.check(plan, hosted.Limits())
-    assert (ran.points[0]["timeout_s"], ran.points[0]["rounds"], ran.n_runs) == (120, 1, 1)
+    assert (ran.points[0]["timeout_s"], ran.points[0]["rounds"], ran.n_runs) == (120, 2, 2)
     assert (ran.points[0]["budget_s"], ran.points[0]["live"]) == (30, 3)  # interleaved: a short budget, 3 workers
     assert {k: v for k, v in ran.points[0].items() if k not in hosted.CLAMPED} == \
         {k: v for k, v in plan.points[0].items() if k not in hosted.CLAMPED}
@@ -65,7 +65,7 @@ def test_worker_runs_are_counted_after_the_rounds_are_lowered():
     variants = list(experiments.get("unroll").variants)[:5]
     plan = api.plan("unroll", overrides={"units": 8, "seq_len": 10, "rounds": 5}, variants=variants)
     assert plan.n_runs == 25
-    hosted.check(plan, hosted.Limits())  # 5 workers once the rounds are 1
+    hosted.check(plan, hosted.Limits())  # 10 workers once the rounds are 2
     with pytest.raises(RnnlabError, match=r"25 worker runs \(at most 24\)"):
         hosted.check(plan, hosted.Limits(rounds=5))
 
