@@ -84,7 +84,7 @@ def test_default_unrolling_deck_tables_and_takeaways(bundled):
     assert "Takeaways" in texts[1] and all(t.text.split(" (")[0][:40] in texts[1] for t in talk.takeaways)
     assert rep.tables[0].columns[0] == "variant"
     [(_, header, _, _)] = _tables(prs)
-    assert header == ["variant", "forward (ms)", "forward vs tf1_dynamic", "train vs tf1_dynamic"]  # + the training step
+    assert header == ["variant", "forward (ms)", "forward vs tf1_dynamic", "train vs tf1_dynamic"]
     _check_deck(prs, rep.tables[0])
 
 
