@@ -14,6 +14,17 @@ from rnnlab.core.rules import Status
 from rnnlab.judge import select
 
 
+def status_of(parts: Sequence[str]) -> Status:
+    """A claim's parts (``rules.call``'s calls, or whole verdicts of a claim made of several) -> its status. A claim
+    asserts every part, so a part decided against it with none decided for it refutes it, whatever its noisy parts
+    would show: "does not hold". Otherwise ``rules.combine`` (a decided "holds" beside a "does not hold": depends;
+    "holds" beside noisy parts only: too noisy to call)."""
+    s = set(parts)
+    if Status.DOES_NOT_HOLD in s and not s & {Status.HOLDS, Status.DEPENDS}:
+        return Status.DOES_NOT_HOLD
+    return rules.combine(parts)
+
+
 @dataclass(frozen=True)
 class Verdict:
     status: Status  # (its words, as a str, are taken too)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from rnnlab.core.rules import Status
-from rnnlab.core import rules
+from rnnlab.core import format as fmt, rules
 from rnnlab.core.record import Record
 from rnnlab.core.stats import Interval
 from rnnlab.judge import findings
-from rnnlab.judge.claim import Claim, Verdict
+from rnnlab.judge.claim import Claim, Verdict, status_of
 from rnnlab.judge.claim_records import (METRIC_WORDS, NOISY, Pair, WHY_NOISY, at_config, call_of, compare_text,
                                         focus_of, gpu_guard, not_measured, others_note, pairs_of)
 
@@ -54,7 +54,7 @@ def speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: s
     def holds(p: Pair) -> bool:
         return all(called(p, m)[0] == Status.HOLDS for m in by_cfg[uniq.index(p)])
 
-    status = rules.combine(outcomes)
+    status = status_of(outcomes)
     measured = ". ".join(parts) + "." + others_note(uniq, focus, holds)
     return Verdict(status, measured, _why(status, per_metric, why_holds, why_not, why_depends))
 
@@ -81,7 +81,7 @@ def _pairs_by_record(records, claim: Claim, experiment: str, winner: str, loser:
 def _why(status: str, per_metric: dict[str, list], why_holds: str, why_not: str, why_depends: str) -> str:
     """Why the status; where the measures split, which way each went."""
     split = ""
-    if status in (Status.DEPENDS, NOISY) and len(per_metric) > 1:
+    if status in (Status.DEPENDS, NOISY, Status.DOES_NOT_HOLD) and len(per_metric) > 1:
         yes = [k for k, v in per_metric.items() if all(x == Status.HOLDS for x in v)]
         no = [k for k, v in per_metric.items() if all(x == Status.DOES_NOT_HOLD for x in v)]
         noisy = [k for k, v in per_metric.items() if NOISY in v]
@@ -92,5 +92,7 @@ def _why(status: str, per_metric: dict[str, list], why_holds: str, why_not: str,
                      f"{' and '.join(noisy)} is too noisy to call. ")
     if status == NOISY:
         return split + (WHY_NOISY[:1].upper() + WHY_NOISY[1:] if split else WHY_NOISY)
-    return {Status.HOLDS: why_holds, Status.DOES_NOT_HOLD: why_not}.get(status) or (
+    if status == Status.DOES_NOT_HOLD:
+        return split + (fmt.sentence_start(why_not) if split else why_not)
+    return {Status.HOLDS: why_holds}.get(status) or (
         split + (why_depends or "the measures or configurations disagree (see measured)"))

@@ -8,7 +8,7 @@ from rnnlab.core import format as fmt
 from rnnlab.core import rules
 from rnnlab.experiments import seeds
 from rnnlab.judge import findings, select
-from rnnlab.judge.claim import Verdict
+from rnnlab.judge.claim import Verdict, status_of
 from rnnlab.judge.claim_records import (DYN, MARGIN_PCT, NOISY, STATIC, WHY_NOISY, at_record, describe, not_measured,
                                         prefer_here, successful, val, whose, why_by)
 from rnnlab.judge.claim_speed import speed_claim
@@ -125,7 +125,7 @@ def judge_keras(records, c):
                     seed_cfg=seeds.SEED_000, names=("Keras layer", "static_rnn"), why_holds="", why_not="")
     if a.status == Status.NOT_MEASURED or b.status == Status.NOT_MEASURED:
         return not_measured(c, "no unroll records with keras, tf1_dynamic and tf1_static at one configuration")
-    st = rules.combine([a.status, b.status])
+    st = status_of([a.status, b.status])
     why = {Status.HOLDS: "the Keras 3 layer (on CPU the generic loop, on a GPU cuDNN where eligible) beats both TF1 paths "
                     f"by {MARGIN_PCT} or more.",
            Status.DOES_NOT_HOLD: f"the Keras 3 layer is not faster than the TF1 paths here by the {MARGIN_PCT} margin; "

@@ -8,7 +8,7 @@ from rnnlab.core import format as fmt
 from rnnlab.core import rules
 from rnnlab.experiments import seeds
 from rnnlab.judge import findings
-from rnnlab.judge.claim import Verdict
+from rnnlab.judge.claim import Verdict, status_of
 from rnnlab.judge.claim_records import (DYN, NOISY, WHY_NOISY, at_config, at_record, call_of, focus_of, interval_text,
                                         noise_note, not_measured, pairs_of, records_of, spot_of, successful, val,
                                         whose, why_by)
@@ -174,6 +174,6 @@ def _seed003(records, c, metric, *, higher, why_holds, why_not):
                             f"{fmt.fmt_value(_S3['dynamic'][key])})" if key in s.metrics and key in d.metrics
                             else ""))
         outcomes.append(call)
-    st = rules.combine(outcomes)
+    st = status_of(outcomes)
     return Verdict(st, "; ".join(parts) + ".", why_holds if st == Status.HOLDS else why_not if st == Status.DOES_NOT_HOLD
                    else WHY_NOISY if st == NOISY else "the configurations disagree (see measured)")

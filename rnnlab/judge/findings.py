@@ -169,9 +169,9 @@ def _from(recs: Sequence[Record]) -> dict[str, str]:
 
 # -- unroll: pairs of variants ---------------------------------------------------------------------------------------
 def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name: str, *,
-                 build: bool = True) -> list[Finding]:
+                 build: bool = True, train: bool = False) -> list[Finding]:
     """``a`` against ``b`` at the configuration the headline rule picks among those where both ran (one machine):
-    build time and forward step, training in the detail."""
+    build time and forward step, training in the detail (``train``: in the sentence too, the Keras answer)."""
     g = select.headline(_groups(records), seed=SEED, need=(a, b))
     if g is None:
         return []
@@ -192,7 +192,11 @@ def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name:
     iv_trn = interval(ra, rb, "train_ms")
     if iv_trn is not None:
         numbers.update(_numbers("train_ratio", iv_trn))
-        extra.append(f"training step {compare(iv_trn, b_name)}")
+        if train:
+            head = (head.removesuffix(f" at {steps} steps.")
+                    + f" and a training step {compare(iv_trn, b_name)} at {steps} steps.")
+        else:
+            extra.append(f"training step {compare(iv_trn, b_name)}")
     na, nb = ra.metrics.get("graph_nodes"), rb.metrics.get("graph_nodes")
     iv_graph = interval(ra, rb, "graph_nodes")
     if na and nb and iv_graph is not None:
@@ -329,11 +333,12 @@ QUESTIONS: list[Question] = [
     Question("keras_fused_vs_cell", "unroll", "unrolling",
              "Keras 3: how much does the built-in layer gain over the generic RNN(cell) path?",
              _how(["tf1_dynamic", "keras", "keras_cell"]),
-             lambda rs: pair_finding(rs, "keras", "keras_cell", "the Keras layer", "RNN(cell)")),
+             lambda rs: pair_finding(rs, "keras", "keras_cell", "the Keras layer", "RNN(cell)", train=True)),
     Question("keras_unroll", "unroll", "unrolling",
              "Keras 3: what does unroll=True change?",
              _how(["tf1_dynamic", "keras", "keras_unroll"]),
-             lambda rs: pair_finding(rs, "keras_unroll", "keras", "Keras with unroll=True", "the default layer")),
+             lambda rs: pair_finding(rs, "keras_unroll", "keras", "Keras with unroll=True", "the default layer",
+                                    train=True)),
     Question("fastest", "unroll", "unrolling",
              "Which way of unrolling trains fastest at one configuration?", _how(), fastest),
     Question("xla", "unroll", "unrolling", "Does XLA (jit_compile=True) help?",

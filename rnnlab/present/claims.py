@@ -63,7 +63,8 @@ SEEDS = tuple(seeds.SEED_FILES)  # "000", "001", "003", "004"
 # what the page and the CLI say beside each status
 STATUS_HELP = {
     Status.HOLDS: "the records agree with the seed",
-    Status.DOES_NOT_HOLD: "the records contradict the seed",
+    Status.DOES_NOT_HOLD: "the records contradict the seed (one measure decided against it is enough, whatever "
+                          "the noisy ones show)",
     Status.DEPENDS: "it holds in some measured configurations or measures and not in others (the 'why' says where)",
     Status.NOISY: "the interval of a ratio it rests on reaches across the margin: the rounds (or the timed "
                          "steps of one round) disagree too much to decide; more rounds would call it",

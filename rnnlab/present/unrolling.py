@@ -182,10 +182,22 @@ def sweep_views(sweep: Sequence[Record], point: Mapping[str, Any]) -> list[tuple
     return out
 
 
+# The page answers a Keras user first (``unroll=True``, then the generic cell, each against the default layer), then
+# the TF1 / TF2 history; the Overview keeps ``findings.QUESTIONS``' order.
+KERAS_FIRST = ("keras_unroll", "keras_fused_vs_cell")
+
+
+def answers(records: Sequence[Record]) -> list:
+    """``findings.answer`` in the page's order: the Keras questions first."""
+    got = findings.answer(list(records))
+    return sorted(got, key=lambda qf: KERAS_FIRST.index(qf[0].key) if qf[0].key in KERAS_FIRST else len(KERAS_FIRST))
+
+
 def findings_text(shown: Sequence[Record], sweep: Sequence[Record] = ()) -> list[Sentence]:
-    """The findings these records support (the Overview's sentences, for this configuration and its sweep)."""
+    """The findings these records support (the Overview's sentences, for this configuration and its sweep), the Keras
+    answer first."""
     out = []
-    for q, fs in findings.answer(list(shown)):
+    for q, fs in answers(shown):
         if q.key != "build_scaling":
             out += [f.sentence for f in fs]
     out += [f.sentence for f in findings.build_scaling(list(sweep))]
@@ -284,7 +296,7 @@ def _ordered(groups: list[select.Group]) -> list[select.Group]:
 
 def findings_table(records: Sequence[Record]) -> TableView | None:
     """The findings as a table: question, finding, configuration and source."""
-    rows = [(q.text, f.headline, f.detail) for q, fs in findings.answer(records) for f in fs]
+    rows = [(q.text, f.headline, f.detail) for q, fs in answers(records) for f in fs]
     if not rows:
         return None
     return TableView(title="Unrolling: findings", caption="computed from the records below; "

@@ -77,6 +77,39 @@ def test_overlapping_quartiles_are_no_win_and_no_loss():
     assert verdict("s001_dynamic_not_slower", slower).status == "too noisy to call"
 
 
+def test_a_part_decided_against_a_claim_refutes_it_whatever_its_noisy_parts_show():
+    def q(v, m, lo, hi):
+        return {m: v, f"{m}_p25": lo, f"{m}_p75": hi}
+
+    # forward: static 1.5x faster, decided (intervals apart); training step: quartiles reach across the margin
+    recs = [unroll("tf1_static", **q(100.0, "fwd_ms", 98.0, 102.0), **q(100.0, "train_ms", 60.0, 140.0)),
+            unroll("tf1_dynamic", **q(150.0, "fwd_ms", 148.0, 152.0), **q(100.0, "train_ms", 60.0, 140.0))]
+    v = verdict("s001_dynamic_not_slower", recs)
+    assert v.status == "does not hold"  # was "too noisy to call"
+    assert "does not hold for the forward;" in v.why and "too noisy to call" in v.why
+    assert "static_rnn is faster here" in v.why
+    # the same noisy part beside a decided part *for* the claim stays too noisy to call
+    fine = [unroll("tf1_static", **q(150.0, "fwd_ms", 148.0, 152.0), **q(100.0, "train_ms", 60.0, 140.0)),
+            unroll("tf1_dynamic", **q(100.0, "fwd_ms", 98.0, 102.0), **q(100.0, "train_ms", 60.0, 140.0))]
+    assert verdict("s001_dynamic_not_slower", fine).status == "too noisy to call"
+
+
+@pytest.mark.parametrize("parts, status", [
+    (["does not hold", "too noisy to call"], "does not hold"),
+    (["does not hold", "does not hold"], "does not hold"),
+    (["holds", "too noisy to call"], "too noisy to call"),
+    (["holds", "does not hold"], "depends"),
+    (["holds", "does not hold", "too noisy to call"], "depends"),
+    (["depends", "does not hold"], "depends"),
+    (["holds", "holds"], "holds"),
+    ([], "not measured"),
+])
+def test_status_of_a_claims_parts(parts, status):
+    from rnnlab.judge.claim import status_of
+
+    assert status_of(parts) == status
+
+
 def test_seed_configuration_preferred_over_other_configurations():
     small = {**SEED_000, "layers": 1, "seq_len": 20}
     recs = [unroll("tf1_static", fwd_ms=482.0, train_ms=1400.0), unroll("tf1_dynamic", fwd_ms=387.0, train_ms=1100.0),

@@ -84,7 +84,7 @@ def test_default_unrolling_deck_tables_and_takeaways(bundled):
     assert "Takeaways" in texts[1] and all(t.text.split(" (")[0][:40] in texts[1] for t in talk.takeaways)
     assert rep.tables[0].columns[0] == "variant"
     [(_, header, _, _)] = _tables(prs)
-    assert header == ["variant", "forward (ms)", "forward vs tf1_dynamic"]  # the variant, the metric, its ratio
+    assert header == ["variant", "forward (ms)", "forward vs tf1_dynamic", "train vs tf1_dynamic"]
     _check_deck(prs, rep.tables[0])
 
 
@@ -123,7 +123,7 @@ def test_default_unrolling_deck_opens_with_python_pptx(bundled, tmp_path, monkey
 def test_the_view_follows_the_url_settings_and_refuses_bad_ones(bundled):
     rep = U.view(bundled, {"ref": "tf1_static"})
     cols = deck.pick(rep.tables[0]).columns
-    assert cols == ("variant", "forward (ms)", "forward vs tf1_static")
+    assert cols == ("variant", "forward (ms)", "forward vs tf1_static", "train vs tf1_static")
     rows = {r[0]: r for r in deck.pick(rep.tables[0]).rows}
     assert rows["tf1_static"][2] == "1.00x"
     for query, words in (({"cell": "nosuch"}, "cell"), ({"colour": "red"}, "unknown setting 'colour'"),
