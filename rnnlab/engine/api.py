@@ -195,11 +195,11 @@ def _run_interleaved(store: Store, exp, pt: "OpenPoint", todo: list, *, count: "
         count.say_run(f"round {r + 1} of {planned}: " + interleave.stop_words(got.stops), pt.index)
         if last and pt.n_rounds < planned:
             count.index += (planned - pt.n_rounds) * sum(v in pt.variants for v in todo)
-            count.say_run(f"every comparison with {pt.ref} decided after {pt.n_rounds} rounds: the other "
-                          f"{planned - pt.n_rounds} not needed", pt.index)
+            count.say_run(_ended_words(got.ended, pt, planned), pt.index)
 
     with tmp:
         interleave.run_point(make_tasks, ref=pt.ref, rounds=planned, budget_s=float(pt.params.get("budget_s", 120)),
+                             deadline_s=float(pt.params.get("deadline_s") or 0),
                              on_round=fold, on_phase=lambda r, a, ph: progs[a](ph), rng=random.Random(pt.session),
                              launcher=launcher, timeout_s=pt.params.get("timeout_s", 900), mem_limit_mb=limit,
                              cancel=cancel, clock=clock)
@@ -211,6 +211,15 @@ def _run_interleaved(store: Store, exp, pt: "OpenPoint", todo: list, *, count: "
         store.put(rec.with_(cached=False))
         pt.records[companion] = rec
 
+
+
+def _ended_words(ended: str, pt: "OpenPoint", planned: int) -> str:
+    """Why a point ran fewer rounds than planned (``RoundOutcome.ended``)."""
+    if ended == "decided":
+        return (f"every comparison with {pt.ref} decided after {pt.n_rounds} rounds: the other "
+                f"{planned - pt.n_rounds} not needed")
+    return (f"{pt.n_rounds} rounds in the {pt.params.get('deadline_s')} s this point may take (deadline_s): what is "
+            "still undecided says so")
 
 
 def _round_output(got, v: str) -> tuple[dict, bytes | None]:

@@ -63,6 +63,7 @@ class RoundOutcome:
     spent: float = 0.0  # seconds of windows so far
     own: dict = field(default_factory=dict)  # arm -> cores the worker kept busy in each window (threads at work)
     dropped: dict = field(default_factory=dict)  # metric -> arm windows left unpaired: the load moved around them
+    ended: str = ""  # why the point ends after this round before its planned rounds: "decided" or "deadline"
 
 
 STOP_WORDS = {"decided": "every comparison decided", "budget": "budget spent, some comparisons too noisy to call",
@@ -288,20 +289,29 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
 
 def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | None, rounds: int, budget_s: float,
               on_round: Callable[[int, RoundOutcome, bool], None], on_phase: Callable[[int, str, str], None],
-              rng: random.Random, **limits) -> dict:
+              rng: random.Random, deadline_s: float = 0.0, **limits) -> dict:
     """A point's rounds: round ``r`` runs ``make_tasks(r)`` (arm -> task) with :func:`run_round`; each timed series
     gets ``budget_s / rounds`` seconds of windows, shared by its per-step series. After ``MIN_ROUNDS`` rounds the point
-    ends early when no comparison with ``ref`` is still too noisy to call. ``on_round(r, outcome, last)`` folds each
-    round as it ends (``last``: no round follows). Returns every arm's windows: arm -> metric -> windows per round."""
+    ends early when no comparison with ``ref`` is still too noisy to call, or (``deadline_s``, wall clock) when
+    another round, as long as the rounds so far took on average, would end past the deadline. ``on_round(r, outcome,
+    last)`` folds each round as it ends (``last``: no round follows; ``outcome.ended`` says why: "decided",
+    "deadline", or "" after the planned rounds). Returns every arm's windows: arm -> metric -> windows per round."""
+    clock = limits.get("clock", time.monotonic)
     round_budget = budget_s / rounds
     history: dict = {}
+    t0 = clock()
     for r in range(rounds):
         tasks = make_tasks(r)
         got = run_round(tasks, ref=ref, history=history, budget_s=round_budget,
                         on_phase=lambda a, ph, r=r: on_phase(r, a, ph), rng=rng, **limits)
         history = with_round(history, got.windows)
-        decided = r + 1 >= MIN_ROUNDS and not any(undecided(history, m, ref, list(tasks)) for m in got.stops)
-        last = decided or r + 1 == rounds
+        early = r + 1 >= MIN_ROUNDS and r + 1 < rounds
+        elapsed = clock() - t0
+        if early and not any(undecided(history, m, ref, list(tasks)) for m in got.stops):
+            got.ended = "decided"
+        elif early and deadline_s and elapsed * (r + 2) / (r + 1) > deadline_s:
+            got.ended = "deadline"
+        last = bool(got.ended) or r + 1 == rounds
         on_round(r, got, last)
         if last:
             break
