@@ -6,7 +6,8 @@ import random
 import pytest
 
 from rnnlab.commands import calibrate
-from rnnlab.core import rules
+from rnnlab.core import outpath, rules
+from rnnlab.core.stats import Interval
 from rnnlab.core.errors import RnnlabError
 from tests.factories import ENV
 from tests.workers import ServingLauncher
@@ -52,5 +53,27 @@ def test_bad_input_is_one_line():
         calibrate.run(trials=0, env=ENV)
     with pytest.raises(RnnlabError, match="no interleaved protocol"):
         calibrate.run(experiment="seed003", env=ENV)
-    with pytest.raises(RnnlabError, match="no such folder"):
-        calibrate.writable("/nonexistent/dir/x.json", "--keep")
+    with pytest.raises(RnnlabError, match="--keep"):
+        outpath.check("/dev/full", flag="--keep")  # a device: refused before anything is measured
+    for bad in ("x", "-1", "1,,2", "65"):
+        with pytest.raises(RnnlabError, match="--contend"):
+            calibrate.contend_levels(bad)
+    assert calibrate.contend_levels("0,1,2,4") == [0, 1, 2, 4]
+
+
+def test_under_competing_load_too_busy_is_allowed_and_a_wrong_call_is_not():
+    iv = Interval(1.18, 1.2, 1.22, "paired", 20)
+    s = calibrate.Summary(2, {"A/A": [("fwd_ms", Interval(0.97, 1.0, 1.03, "paired", 20), rules.SAME)],
+                              "+10%": [("fwd_ms", iv, rules.TOO_BUSY)],
+                              "+20%": [("fwd_ms", iv, rules.TOO_BUSY), ("train_ms", iv, rules.HIGHER)]},
+                          contend=2, free=[0.4, 0.5])
+    assert all(ok for _, _, _, ok in s.checks()), s.lines()  # at 2 competing, "too busy" is no failure
+    assert not any("called slower" in what for what, *_ in s.checks())
+    quiet = calibrate.Summary(2, dict(s.pairs), contend=0)
+    assert not dict((w, ok) for w, _, _, ok in quiet.checks())["+20%: called slower"]  # quiet: it must decide
+    wrong = calibrate.Summary(1, {**s.pairs, "+20%": [("fwd_ms", iv, rules.SAME)]}, contend=4)
+    assert not dict((w, ok) for w, _, _, ok in wrong.checks())["+20%: called faster or about the same"]
+    rows = calibrate.table([quiet, s])
+    assert len(rows) == 3 and rows[2].split()[0] == "2" and "0.4-0.5" in rows[2] and rows[2].endswith("PASS")
+    assert "busy" in "\n".join(s.lines()) and "2 competing processes; 0.4-0.5 cores free while timed" in \
+        "\n".join(s.lines())
