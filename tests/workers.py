@@ -110,8 +110,8 @@ class ServingWorker:
     window's value is ``value(op, n)`` (n: the window's index); after the last op, its result. ``fail_at``: the op
     whose first window ends it with an error instead."""
 
-    def __init__(self, task, value, ops=("build_s", "fwd_ms", "train_ms"), fail_at=None):
-        self.task, self.value, self.ops, self.fail_at = task, value, list(ops), fail_at
+    def __init__(self, task, value, ops=("build_s", "fwd_ms", "train_ms"), fail_at=None, load=None):
+        self.task, self.value, self.ops, self.fail_at, self.load = task, value, list(ops), fail_at, load
         self.q = [{"type": "phase", "phase": "starting"}, {"type": "ready", "op": "start"}]
         self.i, self.n, self.code, self.sent = -1, 0, None, []
 
@@ -137,7 +137,10 @@ class ServingWorker:
                 self.q.append({"type": "error", "reason": f"failed at {op}"})
                 self.code = 0
                 return
-            self.q.append({"type": "window", "op": op, "value": self.value(self.task, op, self.n)})
+            msg = {"type": "window", "op": op, "value": self.value(self.task, op, self.n)}
+            if self.load is not None:  # the window's reading of other processes' cores, and its own (one thread)
+                msg.update(other=self.load(self.task, op, self.n), own=1.0)
+            self.q.append(msg)
             self.n += 1
 
     def poll(self):
@@ -156,12 +159,12 @@ class ServingWorker:
 
 class ServingLauncher:
     """``launcher=ServingLauncher(value)``: every task a ``ServingWorker``; ``fail`` maps a variant to the op it
-    fails at."""
+    fails at; ``load(task, op, n)``: each window's reading of other processes' cores (none: not read)."""
 
-    def __init__(self, value, fail=None):
-        self.value, self.fail, self.workers = value, fail or {}, []
+    def __init__(self, value, fail=None, load=None):
+        self.value, self.fail, self.workers, self.load = value, fail or {}, [], load
 
     def __call__(self, task):
-        w = ServingWorker(task, self.value, fail_at=self.fail.get(task["variant"]))
+        w = ServingWorker(task, self.value, fail_at=self.fail.get(task["variant"]), load=self.load)
         self.workers.append(w)
         return w

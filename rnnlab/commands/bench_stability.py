@@ -21,12 +21,14 @@ from typing import Callable, Sequence
 
 from rnnlab import experiments
 from rnnlab.commands._output import WIDTH, wrap, width_of
-from rnnlab.core import outpath, rules, stats
+from rnnlab.commands._replication import replication
+from rnnlab.core import condition, outpath, rules, stats
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip, fmt_seconds
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store, default_path
 from rnnlab.engine import api
+from rnnlab.engine.contend import load as contend_load
 from rnnlab.judge import findings
 
 METRICS = ("fwd_ms", "train_ms", "build_s")
@@ -36,9 +38,16 @@ def setup_arguments(sub) -> None:
     p = sub.add_parser("bench-stability", help="run a preset twice (fresh, into a scratch store) and show how far "
                                                "the two runs' figures lie apart")
     p.add_argument("--experiment", default="unroll", help="an experiment that times something (default: unroll)")
-    p.add_argument("--preset", default="seed", help="quick, seed or full (default: seed)")
+    p.add_argument("--preset", default="seed", help="quick, seed or full (default: seed); none: a user's own run "
+                                                     "(the experiment's defaults with --set)")
     p.add_argument("--variants", help="comma-separated variant names (default: the preset's)")
-    p.add_argument("--rounds", type=int, default=3, help="rounds per run (default: 3)")
+    p.add_argument("--rounds", type=int, default=None, help="rounds per run (default: the preset's, or a user's own "
+                                                            "run's with --preset none)")
+    p.add_argument("--runs", type=int, default=2, help="runs of the plan (default: 2); every pair of runs under one "
+                                                       "stated condition is compared")
+    p.add_argument("--contend", default="0", metavar="N[,N...]",
+                   help="competing CPU-bound processes beside the runs, taken in turn (e.g. 0,1 with --runs 6: "
+                        "quiet, loaded, quiet, ...); default 0: whatever else the machine is doing")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of the experiment (one value each)")
     p.add_argument("--metrics", default=",".join(METRICS), help=f"comma-separated (default: {','.join(METRICS)})")
@@ -176,52 +185,94 @@ def _summary(tally: _Tally, reference: str | None, width: int | None) -> list[st
 
 def agreement(calls: Sequence[tuple[str, str]]) -> tuple[int, int]:
     """(the same call in both runs, contradictions): a contradiction is a direction in one run and the other
-    direction or "about the same" in the other; "too noisy to call" contradicts nothing."""
-    decided = (rules.LOWER, rules.HIGHER, rules.SAME)
+    direction or "about the same" in the other; "too noisy to call" and "too busy to decide" contradict nothing."""
     same = sum(a == b for a, b in calls)
-    contra = sum(a != b and a in decided and b in decided for a, b in calls)
+    contra = sum(a != b and rules.decided(a) and rules.decided(b) for a, b in calls)
     return same, contra
 
 
 def run(*, experiment: str = "unroll", preset: str | None = "seed", variants: str | Sequence[str] | None = None,
-        rounds: int = 3, sets: Sequence[str] = (), metrics: Sequence[str] = METRICS, launcher=None,
+        rounds: int | None = 3, sets: Sequence[str] = (), metrics: Sequence[str] = METRICS, launcher=None,
         env=None, on_progress: Callable | None = None, say: Callable[[str], None] = lambda s: None,
-        settle_s: float = 0.0, sleep: Callable[[float], None] = time.sleep, width: int | None = WIDTH) -> Result:
-    """Run the plan twice, fresh, into a scratch store; compare. ``launcher``/``env`` as :func:`api.run`'s.
+        settle_s: float = 0.0, sleep: Callable[[float], None] = time.sleep, width: int | None = WIDTH,
+        runs: int = 2, contend: Sequence[int] = (0,)) -> Result:
+    """Run the plan ``runs`` times, fresh, into a scratch store, beside ``contend[i % len(contend)]`` competing
+    processes in run ``i``; compare. ``launcher``/``env`` as :func:`api.run`'s.
 
-    ``settle_s``: before the second run, wait up to this long for the load the first run left in the 1-minute load
-    average to fall below ``rules.BUSY`` of the cores (else run 2 starts on a "busy machine" it made busy itself)."""
-    exp = experiments.get(experiment)
-    if "rounds" not in exp.params.names():
-        raise RnnlabError(f"{experiment} times nothing (it checks behaviour); bench-stability needs an "
-                              "experiment that times something")
-    overrides = exp.params.parse_assignments(sets)
-    overrides["rounds"] = [exp.params["rounds"].parse(rounds)]
-    names = ([v.strip() for v in variants.split(",") if v.strip()] if isinstance(variants, str) else
-             list(variants) if variants else None)
-    plan = api.plan(experiment, preset=preset, overrides=overrides, variants=names)
-    reference = exp.reference or plan.variants[0]
-    if reference not in plan.variants:  # the ratios need it among the records
-        plan = api.plan(experiment, preset=preset, overrides=overrides, variants=[reference, *plan.variants])
+    ``settle_s``: before each later run, wait up to this long for other processes' CPU to fall below
+    ``rules.BUSY_CORES`` (the run's own workers are gone by then; competing load starts after the wait)."""
+    if runs < 2 or runs > 20:
+        raise RnnlabError(f"--runs {runs}: between 2 and 20")
+    plan, reference = _plan(experiment, preset, variants, rounds, sets)
     kw = {"launcher": launcher} if launcher is not None else {}
     if env is not None:
         kw["env"] = env
+    done: list[list[Record]] = []
+    loads: list[int] = []
     with tempfile.TemporaryDirectory(prefix="rnnlab-bench-") as tmp:
         store = Store(Path(tmp) / "bench.sqlite")
         user = default_path()
         if user.exists():  # read only: its cached probe saves a worker; nothing is written there
             api.copy_probes(Store(user), store)
         est = api.estimate(plan, store=store, fresh=True)
-        say(f"bench-stability: {plan.experiment}, 2 runs x {len(plan.variants)} variants x {len(plan.points)} "
-            f"point(s) x {rounds} rounds = {2 * est.workers} workers, about {fmt_seconds(2 * est.seconds)}")
-        runs = []
-        for i in (1, 2):
-            if i == 2 and settle_s > 0:
+        say(f"bench-stability: {plan.experiment}, {runs} runs x {len(plan.variants)} variants x {len(plan.points)} "
+            f"point(s) x {plan.points[0].get('rounds', 1)} rounds = {runs * est.workers} workers, about "
+            f"{fmt_seconds(runs * est.seconds)}")
+        for i in range(runs):
+            if i > 0 and settle_s > 0:
                 _settle(settle_s, say, sleep)
+            n = int(contend[i % len(contend)])
             t0 = time.monotonic()
-            runs.append(api.run(plan, store=store, fresh=True, on_progress=on_progress, **kw))
-            say(f"bench-stability: run {i}/2 (into a scratch store) took {fmt_seconds(time.monotonic() - t0)}")
-    return report(plan, runs[0], runs[1], reference=reference, metrics=metrics, width=width)
+            with contend_load(n):
+                done.append(api.run(plan, store=store, fresh=True, on_progress=on_progress, **kw))
+            loads.append(n)
+            say(f"bench-stability: run {i + 1}/{runs} ({n} competing; {condition.words_of(done[-1]) or '-'}) took "
+                f"{fmt_seconds(time.monotonic() - t0)}")
+    groups = conditions(done)
+    first = next((g for g in groups if len(g) >= 2), [0, 1])
+    res = report(plan, done[first[0]], done[first[1]], reference=reference, metrics=metrics, width=width)
+    head = wrap(f"detail: run {first[0] + 1} against run {first[1] + 1}", width) if runs > 2 else []
+    res.lines = [*head, *res.lines, "", *replication(plan, done, loads, groups, reference, metrics, width)]
+    res.runs = tuple(done)
+    return res
+
+
+def _plan(experiment, preset, variants, rounds, sets) -> tuple[api.Plan, str]:
+    exp = experiments.get(experiment)
+    if "rounds" not in exp.params.names():
+        raise RnnlabError(f"{experiment} times nothing (it checks behaviour); bench-stability needs an "
+                              "experiment that times something")
+    overrides = exp.params.parse_assignments(sets)
+    if rounds is not None:
+        overrides["rounds"] = [exp.params["rounds"].parse(rounds)]
+    names = ([v.strip() for v in variants.split(",") if v.strip()] if isinstance(variants, str) else
+             list(variants) if variants else None)
+    plan = api.plan(experiment, preset=preset, overrides=overrides, variants=names)
+    reference = exp.reference or plan.variants[0]
+    if reference not in plan.variants:  # the ratios need it among the records
+        plan = api.plan(experiment, preset=preset, overrides=overrides, variants=[reference, *plan.variants])
+    return plan, reference
+
+
+def _other(recs: Sequence[Record]) -> float | None:
+    """A run's reading of other processes' cores while it was timed (the median over its records)."""
+    xs = [c.other for c in (condition.Condition.of(r.details.get("condition")) for r in recs)
+          if c is not None and c.other is not None]
+    return statistics.median(xs) if xs else None
+
+
+def conditions(runs: Sequence[Sequence[Record]]) -> list[list[int]]:
+    """The runs grouped by the condition their records state (one thread count, loads within ``rules.SAME_LOAD`` of
+    the group's first run), in run order."""
+    groups: list[list[int]] = []
+    for i, recs in enumerate(runs):
+        for g in groups:
+            if rules.same_load(_other(runs[g[0]]), _other(recs)):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    return groups
 
 
 def _settle(limit_s: float, say: Callable[[str], None], sleep: Callable[[float], None], step_s: float = 5.0) -> None:
@@ -246,7 +297,11 @@ def main(args) -> int:
         return 0
     if args.keep:
         outpath.check(args.keep, flag="--keep", force=args.force)  # before minutes of measuring, not after
-    res = run(experiment=args.experiment, preset=args.preset, variants=args.variants, rounds=args.rounds,
+    from rnnlab.commands.calibrate import contend_levels
+
+    preset = None if args.preset in ("none", "") else args.preset
+    res = run(experiment=args.experiment, preset=preset, variants=args.variants, rounds=args.rounds,
+              runs=args.runs, contend=contend_levels(args.contend),
               sets=args.sets, metrics=[m.strip() for m in args.metrics.split(",") if m.strip()], settle_s=90.0,
               on_progress=ProgressBar(), width=width_of(args),
               say=lambda s: print("\n".join(wrap("rnnlab: " + s, WIDTH, " " * 8)), file=sys.stderr, flush=True))

@@ -280,11 +280,16 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
             continue
         if ref not in group or ref in out.messages:
             return "no reference"
-        if not undecided(with_round(history, out.windows), op, ref, [a for a in group if a not in out.messages]):
-            return "decided"
+        arms = [a for a in group if a not in out.messages and a != ref]
         retakes = min(out.dropped.get(op, 0), EXTEND * min_cycles(op))  # cycles whose pairs the load spoiled
-        if clock() - t0 >= budget_s or cycles >= EXTEND * min_cycles(op) + retakes:
-            return "busy" if retakes and out.dropped.get(op, 0) >= cycles else "budget"
+        spent = clock() - t0 >= budget_s or cycles >= EXTEND * min_cycles(op) + retakes
+        paired = min((len(out.windows[a].get(op + REF, [])) for a in arms), default=cycles)
+        if paired < min_cycles(op) and not spent:
+            continue  # a spoiled pair is retaken before anything is decided
+        if not undecided(with_round(history, out.windows), op, ref, arms + [ref]):
+            return "decided"
+        if spent:
+            return "busy" if out.dropped.get(op, 0) >= max(1, cycles * len(arms)) // 2 else "budget"
 
 
 def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | None, rounds: int, budget_s: float,

@@ -177,3 +177,46 @@ def test_more_variants_than_live_workers_run_in_groups_each_with_the_reference(f
     assert rules.direction(findings.interval(bad, ok, "fwd_ms")) == rules.HIGHER
     assert findings.interval(bad, ok, "fwd_ms").how == "paired"
     assert findings.interval(bad, slow, "fwd_ms").how != "paired"  # two groups: not timed side by side
+
+
+def test_windows_read_their_load_and_a_pair_across_a_change_of_load_is_retaken_not_paired():
+    spoiled = set()
+
+    def load(task, op, n):  # every 4th window of the slow arm was timed while another process took a core
+        if task["variant"] == "slow" and op == "fwd_ms" and n % 4 == 3:
+            spoiled.add(n)
+            return 1.0
+        return 0.1
+    launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0}), load=load)
+    got = interleave.run_round(tasks("ok", "slow"), ref="ok", history={}, budget_s=60, launcher=launcher,
+                               timeout_s=10, mem_limit_mb=None, rng=random.Random(0), poll_s=0.001)
+    w = got.windows["slow"]
+    assert got.dropped == {"fwd_ms": len(spoiled)} and spoiled  # never paired with the quiet reference around them
+    assert len(w["fwd_ms"]) == len(w["fwd_ms@ref"]) == len(w["fwd_ms@other"]) and set(w["fwd_ms@other"]) == {0.1}
+    assert len(w["fwd_ms"]) >= interleave.MIN_CYCLES  # the spoiled cycles retaken within the budget
+    assert got.own["slow"] and set(got.own["slow"]) == {1.0}
+    minimum = {m.get("min_s") for m in launcher.workers[0].sent if m["cmd"] == "window"}
+    assert minimum == {0.0, interleave.MIN_WINDOW_S}  # builds are long; a step's window lasts at least 0.1 s
+
+
+def test_rounds_timed_under_different_loads_decide_nothing_and_the_record_says_its_condition(fake, tmp_path):
+    rnd = [0]
+
+    def load(task, op, n):  # round 2's windows all ran beside another process taking 1.2 cores
+        return 1.2 if rnd[0] >= 6 else 0.0
+
+    class Launcher(ServingLauncher):
+        def __call__(self, task):
+            rnd[0] += 1
+            return super().__call__(task)
+    launcher = Launcher(noisy({"ok": 1.0, "slow": 2.0, "same": 1.0}), load=load)
+    p = api.plan("fake_i", variants=["ok", "slow", "same"], overrides={"rounds": 2, "protocol": "interleaved"})
+    ok, slow, same = api.run(p, store=Store(tmp_path / "s.sqlite"), env=ENV, launcher=launcher, mem_limit_mb=None)
+    iv = findings.interval(slow, ok, "fwd_ms")
+    assert iv.unsettled and rules.direction(iv) == rules.TOO_BUSY and rules.call(iv) == rules.NOISY
+    assert "0.0, then 1.2" in iv.unsettled
+    cond = slow.details["condition"]
+    assert cond["changed"] and cond["threads"] == 2 and cond["cores"] == 2 and cond["own_cores"] == 1.0
+    from rnnlab.judge import select
+    assert "2 threads; " in select.source_note([ok, slow]) and "(the load changed between rounds)" in \
+        select.source_note([ok, slow])
