@@ -246,11 +246,6 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
         settle(a, msg)
         return None, None
 
-    def drop(a: str, other) -> None:  # the arm's last window pairs with nothing
-        out.windows[a][op].pop()
-        if other is not None:
-            out.windows[a][op + OTHER].pop()
-
     before: tuple | None = None  # the reference's last window: the next arm's bracket opens with it
     while True:
         for _ in range(BATCH):
@@ -265,15 +260,8 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
                 for a in order:
                     value, other = window(a)
                     after = window(ref) if ref not in out.messages else (None, None)
-                    if value is None:
-                        pass
-                    elif not rules.same_load(before[1], other, after[1]):  # the load moved: not one condition
-                        drop(a, other)
-                        out.dropped[op] = out.dropped.get(op, 0) + 1
-                    elif (before[0] or 0) > 0 and (after[0] or 0) > 0:
-                        out.windows[a].setdefault(op + REF, []).append(math.sqrt(before[0] * after[0]))
-                    else:
-                        drop(a, other)
+                    if value is not None:
+                        _pair(out, op, a, before, other, after)
                     before = after
             cycles += 1
         if cycles < min_cycles(op):
@@ -290,6 +278,21 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
             return "decided"
         if spent:
             return "busy" if out.dropped.get(op, 0) >= max(1, cycles * len(arms)) // 2 else "budget"
+
+
+def _pair(out: RoundOutcome, op: str, a: str, before: tuple, other: float | None, after: tuple) -> None:
+    """Pair the arm's last window with the reference's windows just before and after it (``before``/``after``:
+    (value, reading)): its bracket is their geometric mean. Unpaired when a reference window is missing, or when
+    the three were timed under different loads (``rules.same_load`` of their readings): that window is dropped and
+    counted (``RoundOutcome.dropped``), and the cycle is retaken."""
+    if rules.same_load(before[1], other, after[1]) and (before[0] or 0) > 0 and (after[0] or 0) > 0:
+        out.windows[a].setdefault(op + REF, []).append(math.sqrt(before[0] * after[0]))
+        return
+    if not rules.same_load(before[1], other, after[1]):  # the load moved: not one condition
+        out.dropped[op] = out.dropped.get(op, 0) + 1
+    out.windows[a][op].pop()
+    if other is not None:
+        out.windows[a][op + OTHER].pop()
 
 
 def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | None, rounds: int, budget_s: float,
