@@ -51,14 +51,15 @@ c[6].selectbox("dtype", ps["dtype"].choices, key=P + "dtype", help=ps["dtype"].h
 st.multiselect("variants", U.VARIANTS, format_func=lambda v: f"{v}: {U.variant_label(v)}",
                key=P + "variants", help="tf1_dynamic is the reference: it runs with every measurement so the "
                                         "outputs of the others can be compared against it")
-_timing = ("repeats", "warmup", "rounds", "device")
-with st.expander("Timing and device", expanded=any(st.session_state.get(P + n) != SEED[n] for n in _timing)):
-    t = st.columns(4)
-    for col, name in zip(t[:3], ("repeats", "warmup", "rounds")):
+_timing = ("repeats", "warmup", "rounds", "threads", "device")
+with st.expander("Timing, threads and device", expanded=any(st.session_state.get(P + n) != SEED[n] for n in _timing)):
+    t = st.columns(5)
+    for col, name in zip(t[:4], ("repeats", "warmup", "rounds", "threads")):
         p = ps[name]
         col.number_input(name, min_value=int(p.lo), max_value=int(p.hi), step=1, key=P + name,
                          help=f"{p.help} ({int(p.lo)} to {int(p.hi)})")
-    t[3].selectbox("device", ps["device"].choices, key=P + "device", help=ps["device"].help)
+    t[4].selectbox("device", ps["device"].choices, key=P + "device", help=ps["device"].help)
+    st.caption(U.run_shape_words())
 
 values = {n: st.session_state[P + n] for n in U.UNROLL_CONTROLS}
 if values["device"] == "gpu" and U.no_gpu_here():
@@ -150,6 +151,14 @@ else:
                 ui.chart(by_title[t], width="stretch")  # two per row, each its column's width
     if any(cv.title == "Achieved GFLOP/s" for _, cv in made):
         st.caption(U.gflops_note(shown))
+
+    st.header("On one core, and on every core", divider="gray")
+    if pv.threads is not None:
+        ui.comparison_tables(U.screen(pv.threads), key=P + "threads")
+        st.markdown(ui.findings_md(list(pv.threads_said), lead="**What moves with the cores.**")
+                    if pv.threads_said else "No ratio moves by more than the 10% margin between the thread counts.")
+    else:
+        st.caption(U.threads_missing(U.command({**values, 'threads': 0 if values['threads'] else 1}, chosen)))
 
 # -- sweep ---------------------------------------------------------------------------------------------------------
 st.header("Scaling with the sequence length", divider="gray")

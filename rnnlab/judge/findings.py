@@ -41,7 +41,7 @@ from rnnlab.tf.variants import VARIANTS
 
 # The unrolling page's controls: what a finding's link sets (the rest of the params keep their defaults)
 UNROLL_CONTROLS = ("cell", "layers", "units", "batch", "seq_len", "input_dim", "dtype", "repeats", "warmup", "rounds",
-                   "device")
+                   "threads", "device")
 SWEEP_VALUES = (25, 50, 100, 200, 400)
 # The configuration a headline prefers: seed 000's, as far as the unroll experiment has its parameters
 SEED = seeds.for_params(seeds.SEED_000, experiments.get("unroll").params.names())

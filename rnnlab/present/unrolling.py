@@ -25,6 +25,7 @@ from rnnlab.core.views import ChartView, Column, Report, TableView
 from rnnlab.core.wording import Sentence, shared_opening
 from rnnlab.engine import api
 from rnnlab.judge import findings, select
+from rnnlab.present.unrolling_threads import run_shape_words, threads_missing, threads_view  # noqa: F401 (page)
 from rnnlab.present import charts, tables
 from rnnlab.present import report as _report
 from rnnlab.present.report import chart_view, config_title, no_records, sweep_sets
@@ -52,7 +53,7 @@ def _preset_values(name: str) -> dict[str, Any]:
 SEED = _preset_values("seed")
 QUICK = _preset_values("quick")
 # preset -> (the page's control values, its variants)
-PRESETS = {"seed": (SEED, list(EXP.presets["seed"].get("variants") or BASE)),
+PRESETS = {"seed": (SEED, BASE),  # the page's seed button: the seed's configuration, the seven without XLA
            "quick": (QUICK, list(EXP.presets["quick"].get("variants") or BASE))}
 
 # The page's charts of one configuration, in its layout (rows of titles)
@@ -226,6 +227,8 @@ class PageView:
     charts: tuple[tuple[Any, ChartView], ...]  # (Altair chart, ChartView) per chart, titled as in CHART_ROWS
     sweeps: tuple[tuple[str, Any, ChartView], ...]  # (tab name, Altair chart, ChartView) per swept metric
     report: Report | None  # the download: table, charts, sweep charts and the findings as takeaways
+    threads: TableView | None = None  # the ratios at 1 thread and at every core (``unrolling_threads``)
+    threads_said: tuple[Sentence, ...] = ()  # what moved between them, and why
 
 
 def more_said(said: Sequence[Sentence]) -> list[Sentence]:
@@ -255,7 +258,11 @@ def page_view(records: Sequence[Record], plan: api.Plan, env: Mapping[str, Any] 
     made = tuple(chart_views(shown, sel.point))
     rep = page_report(sel, table, [cv for _, cv in made], [cv for _, _, cv in sweeps])
     rep = dataclasses.replace(rep, takeaways=said, pairs=(tuple(range(len(rep.charts))),))
-    return PageView(sel, ref, table, said, made, sweeps, rep)
+    tt, t_said = threads_view(records, sel.point, list(plan.variants), ref)
+    if tt is not None:  # the thread counts' table after the comparison, no chart of its own; its sentences last
+        rep = dataclasses.replace(rep, tables=(*rep.tables, tt), pairs=(*rep.pairs, ()),
+                                  takeaways=(*rep.takeaways, *t_said))
+    return PageView(sel, ref, table, said, made, sweeps, rep, tt, tuple(t_said))
 
 
 def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> Report:
