@@ -129,7 +129,7 @@ def owner() -> str | None:
 
 def _expected_s(plan: api.Plan, fresh: bool) -> float | None:
     try:
-        return api.estimate(plan, store=common.store(), fresh=fresh).seconds
+        return api.estimate(plan, store=common.store(), fresh=fresh, others=api.others_now()).seconds
     except RnnlabError:
         return None
 

@@ -8,6 +8,7 @@ import textwrap
 
 from rnnlab import experiments
 from rnnlab.commands._output import WIDTH, heading, wrap, width_of
+from rnnlab.engine.plan import own_run_words
 from rnnlab.tf.variants import label
 
 
@@ -24,6 +25,7 @@ def run() -> list[dict]:
             "name": e.name, "title": e.title, "summary": e.summary, "reference": e.reference,
             "variants": [{"name": v, "label": label(v)} for v in e.variants],
             "default_variants": list(e.default_variants),
+            "own_run": own_run_words(e.name),
             "presets": {k: dict(v) for k, v in e.presets.items()},
             "params": [{"name": p.name, "type": p.kind, "default": p.default, "limits": p.limits(), "help": p.help}
                        for p in e.params.params],
@@ -51,6 +53,8 @@ def text(data: list[dict], width: int | None = WIDTH) -> str:
         out += wrap(f"  {e['summary']}", width, "  ")
         out += wrap("  variants: " + ", ".join(v["name"] for v in e["variants"]), width, " " * 12)
         out += wrap("  presets:  " + ", ".join(e["presets"]), width, " " * 12)
+        if e.get("own_run"):
+            out += wrap("  " + e["own_run"], width, "  ")
         for p in e["params"]:
             out += _param_lines(p, (name_w, type_w, default_w), width)
         out.append("")

@@ -16,7 +16,8 @@ from rnnlab.engine import api
 from rnnlab import experiments
 from rnnlab.judge import select
 from rnnlab.present import tables
-from rnnlab.core.format import clip, fmt_seconds
+from rnnlab.core import condition, envinfo
+from rnnlab.core.format import clip, fmt_ratio, fmt_seconds
 from rnnlab.engine.runner import Progress
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
@@ -89,6 +90,9 @@ def announce(plan: api.Plan, est: api.Estimate, *, fresh: bool = False) -> str:
         return text + ": everything is stored, nothing to measure"
     when = "" if est.from_timings else " (rough)"
     text += f" = {_n(est.workers, 'worker process', 'worker processes')}, about {fmt_seconds(est.seconds)}{when} on this machine"
+    if est.slowdown > 1.05:
+        text += (f" (other processes use {est.others:.1f} of {envinfo.static_env()['cores']} cores: "
+                 f"{fmt_ratio(est.slowdown)} as long as on a quiet machine)")
     if est.stored:
         text += f"; {_n(est.stored, 'record')} served from the store"
     elif not fresh and not est.known:
@@ -131,7 +135,8 @@ def main(args) -> int:
     width = _output.width_of(args)
 
     def on_plan(plan, store):
-        said = "rnnlab: " + announce(plan, api.estimate(plan, store=store, fresh=args.fresh), fresh=args.fresh)
+        est = api.estimate(plan, store=store, fresh=args.fresh, others=condition.others_now())
+        said = "rnnlab: " + announce(plan, est, fresh=args.fresh)
         print("\n".join(_output.wrap(said, _output.width(stream=sys.stderr), " " * 8)), file=sys.stderr, flush=True)
 
     with _output.native_logs_off(getattr(args, "verbose", False)) if args.cluster else contextlib.nullcontext():

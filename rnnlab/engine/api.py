@@ -25,7 +25,7 @@ from rnnlab.core.store import Store
 # the package's verbs, one module per concern; importers use them from here
 from rnnlab.engine.estimates import PROBE_S, QUICK_WORK_S, WORKER_START_S, Estimate, estimate  # noqa: F401
 from rnnlab.engine.importing import MAX_IMPORT_BYTES, ImportCount, import_file, read_import  # noqa: F401
-from rnnlab.engine.plan import NOT_KEYED, Plan, first_run_command, plan, spec_of  # noqa: F401
+from rnnlab.engine.plan import NOT_KEYED, Plan, first_run_command, own_run_words, plan, spec_of  # noqa: F401
 from rnnlab.engine.probes import _probe_key, cached_probe, copy_probes, environment, known_env, needs_probe  # noqa: F401
 
 
@@ -52,6 +52,11 @@ def _loadavg() -> float | None:
         return round(float(os.getloadavg()[0]), 2)
     except (AttributeError, OSError):
         return None
+
+
+def others_now() -> float:
+    """The cores other processes keep busy right now (``core.condition.others_now``): an estimate's condition."""
+    return condition.others_now()
 
 
 def busy_warning(cores: int | None = None, *, others: Callable[[], float] | None = None) -> str | None:

@@ -33,16 +33,30 @@ class Estimate:
     stored: int  # (point, variant) records it will serve from the store
     known: bool  # the store could be consulted (False: the environment is not probed yet, nothing counted as stored)
     from_timings: bool  # every variant's time comes from this machine's stored records (else rough constants)
+    slowdown: float = 1.0  # ``seconds`` already multiplied by this: the cores other processes take right now
+    others: float | None = None  # those cores (``core.condition.others_now``), when read
+
+
+def slowdown(others: float | None, cores: int) -> float:
+    """How much longer a run takes while other processes keep ``others`` of the ``cores`` busy: the run gets the
+    rest (at least half a core), so its CPU-bound parts stretch by cores / free."""
+    if not others or others <= 0:
+        return 1.0
+    return cores / max(0.5, cores - others)
 
 
 def _timing_key(variant: str, params: Mapping[str, Any]) -> str:
     return variant + canonical_json({k: v for k, v in params.items() if k not in NOT_KEYED + ("rounds",)})
 
 
-def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False) -> Estimate:
+def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others: float | None = None) -> Estimate:
     """How many workers a run of ``p`` starts and about how long it takes here, without starting any: per variant,
     the worker time a stored record of the same configuration took on this machine (``details.worker_wall_s``,
-    plus starting the worker), else the experiment's own rough figure (``Experiment.work_s``)."""
+    plus starting the worker), else the experiment's own rough figure (``Experiment.work_s``). An interleaved point
+    runs its workers side by side: a round takes one start, every arm's own work (its longest stored round when all
+    are known) and its share of the windows' budget, and a point the rounds it needs on a quiet machine
+    (``interleave.MIN_ROUNDS``, up to its deadline). ``others``: the cores other processes take now; the seconds
+    stretch by :func:`slowdown`."""
     store = store or Store()
     exp = experiments.get(p.experiment)
     static = envinfo.static_env()
@@ -64,6 +78,7 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False) -> Est
         params = dict(point)
         if env is not None and "device" in params:
             params["device"] = env["device"].lower()
+        works, seen_all = [], True
         for v in everyone:
             if env is not None:
                 rec = store.get(make_key(spec_of(exp.name, exp.version, v, params), envinfo.fingerprint(env)))
@@ -71,9 +86,24 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False) -> Est
                     stored += v in p.variants
                     continue
             seen = walls.get(_timing_key(v, params))
-            timed = timed and bool(seen)
-            work = (float(np.median(seen)) if seen else
-                    QUICK_WORK_S if p.preset == "quick" else exp.work_s)
+            timed, seen_all = timed and bool(seen), seen_all and bool(seen)
+            works.append(float(np.median(seen)) if seen else QUICK_WORK_S if p.preset == "quick" else exp.work_s)
             workers += n_rounds
-            seconds += n_rounds * (WORKER_START_S + work)
-    return Estimate(workers, seconds, stored, known, timed and workers > 0)
+        if works and point.get("protocol") == "interleaved":
+            seconds += _interleaved_s(point, n_rounds, works, seen_all)
+        else:
+            seconds += sum(n_rounds * (WORKER_START_S + w) for w in works)
+    cores = int(static["cores"] or 1)
+    factor = slowdown(others, cores)
+    return Estimate(workers, seconds * factor, stored, known, timed and workers > 0, factor, others)
+
+
+def _interleaved_s(point: Mapping[str, Any], n_rounds: int, works: list[float], seen_all: bool) -> float:
+    """One interleaved point: its arms side by side (a stored worker's wall already holds the whole round)."""
+    from rnnlab.engine.interleave import MIN_ROUNDS
+
+    budget = float(point.get("budget_s") or 0)
+    per_round = WORKER_START_S + (max(works) if seen_all else sum(works) + budget / n_rounds)
+    rounds = min(n_rounds, MIN_ROUNDS)
+    deadline = float(point.get("deadline_s") or 0)
+    return min(rounds * per_round, max(deadline, MIN_ROUNDS * per_round)) if deadline else rounds * per_round

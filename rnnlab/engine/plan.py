@@ -128,3 +128,20 @@ NOT_KEYED = ("timeout_s", "live", "deadline_s", "budget_s")
 def spec_of(experiment: str, version: int, variant: str, params: Mapping[str, Any]) -> dict:
     return {"experiment": experiment, "version": version, "variant": variant,
             "params": {k: v for k, v in params.items() if k not in NOT_KEYED}}
+
+
+def own_run_words(experiment: str) -> str:
+    """How a user's own run (no preset) of ``experiment`` is timed, the same in the app and on the command line:
+    its default variants, rounds, budget, deadline and threads (``core.params.USER_RUN``); "" for an experiment that
+    times nothing in windows."""
+    from rnnlab.engine.interleave import MIN_ROUNDS
+
+    exp = experiments.get(experiment)
+    if "protocol" not in exp.params.names():
+        return ""
+    d = exp.params.defaults()
+    return (f"A run of {experiment} without a preset, in the app or on the command line: "
+            f"{', '.join(exp.default_variants)}; up to {d['rounds']} rounds of fresh processes (ending after "
+            f"{MIN_ROUNDS} once every comparison is decided), at most {d['budget_s']} s of timed windows, no round "
+            f"after the second once {d['deadline_s']} s have passed; threads 0: every core (1: the question on one "
+            "core, whatever else the machine does).")

@@ -25,7 +25,7 @@ from rnnlab.core.views import ChartView, Column, Report, TableView
 from rnnlab.core.wording import Sentence, shared_opening
 from rnnlab.engine import api
 from rnnlab.judge import findings, select
-from rnnlab.present.unrolling_threads import run_shape_words, threads_missing, threads_view  # noqa: F401 (page)
+from rnnlab.present.unrolling_threads import threads_missing, threads_view  # noqa: F401 (page)
 from rnnlab.present import charts, tables
 from rnnlab.present import report as _report
 from rnnlab.present.report import chart_view, config_title, no_records, sweep_sets
@@ -339,3 +339,8 @@ def report(records: Sequence[Record]) -> Report:
     return _report.page_report("rnnlab: static vs dynamic unrolling",
                                f"{len(groups)} configuration{'s' if len(groups) != 1 else ''}, first "
                                f"{describe(head.config)} ({head.note()}); exported {utc_now()}", recs, tvs, cvs)
+
+
+def run_shape_words() -> str:
+    """How a run from this page is timed: as ``python -m rnnlab run unroll`` without a preset (``plan.own_run_words``)."""
+    return api.own_run_words("unroll")

@@ -120,17 +120,6 @@ def _why(rec: Record, ref: Record, v: str, reference: str) -> str:
             f"it gains more from a second core than {less}, and loses more when another process takes one)")
 
 
-def run_shape_words() -> str:
-    """How a user's own run is timed, the same here and on the command line (``core.params.USER_RUN``)."""
-    from rnnlab.core.params import USER_RUN
-    from rnnlab.engine.interleave import MIN_ROUNDS
-
-    return (f"A run here and `python -m rnnlab run unroll` without a preset time alike: up to {USER_RUN['rounds']} "
-            f"rounds of fresh processes (ending after {MIN_ROUNDS} once every comparison is decided), at most "
-            f"{USER_RUN['budget_s']} s of timed windows, no round after the second once {USER_RUN['deadline_s']} s "
-            "have passed. threads 0: every core; 1 asks the question on one core, whatever else the machine does.")
-
-
 def threads_missing(command_one: str) -> str:
     """What to run when the two thread counts are not both stored for this configuration."""
     return ("Not stored at 1 thread and at every core for this configuration. A ratio holds for its thread count: "
