@@ -443,10 +443,12 @@ def _derived(metrics: dict, details: dict, env: Mapping[str, Any], other: float 
     flops = details.get("fwd_flops")
     if flops and metrics.get("fwd_ms"):
         metrics["gflops"] = float(flops) / (metrics["fwd_ms"] / 1e3) / 1e9
-        rate = details.get("matmul_gflops") or env.get("matmul_gflops")
-        if not rules.same_load(details.get("matmul_other"), other):
+        probed = details.get("matmul_other")
+        rate = details.get("matmul_gflops") if probed is not None or other is not None else \
+            details.get("matmul_gflops") or env.get("matmul_gflops")  # a worker that read no load: the old rule
+        if probed is not None and not rules.same_load(probed, other):
             details["roofline_note"] = (f"not shown: the matmul rate was probed while other processes took "
-                                        f"{details['matmul_other']:.1f} cores, the windows at {other:.1f}")
+                                        f"{probed:.1f} cores, the windows at {other:.1f}")
         elif rate:
             metrics["roofline_frac"] = metrics["gflops"] / float(rate)
 
