@@ -422,6 +422,8 @@ def _record(exp, v: str, key: str, params: Mapping, run_env: Mapping, st: _Round
     cond = condition.summarize(condition.threads_used(int(params.get("threads") or 0), cores), cores,
                                _round_readings(st), st.own, rules.SAME_LOAD)
     details["condition"] = cond.to_json()
+    if any("roofline_frac" in m for m in st.metrics):
+        details.pop("roofline_note", None)  # a round whose probe ran under its windows' load stands
     if st.loads and (n_rounds > 1 or rules.busy(max(max(x) for x in st.loads), run_env.get("cores"))):
         details["loadavg"] = st.loads  # one round: kept only when it was busy, so its figures say so
     if n_rounds > 1:

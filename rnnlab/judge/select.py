@@ -205,6 +205,7 @@ def provenance(records: Sequence[Record]) -> dict[str, str]:
         "python": join(r.env.get("python") for r in records),
         "rnnlab": join(r.env.get("rnnlab") for r in records),
         "created_at": "; ".join(times) if len(times) <= 2 else f"{times[0]} .. {times[-1]}",
+        "condition": condition.words_of(records),  # threads and cores free while timed
         "source": source_note(records),
     }
 
