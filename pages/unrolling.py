@@ -156,7 +156,7 @@ else:
     if pv.threads is not None:
         ui.comparison_tables(U.screen(pv.threads), key=P + "threads")
         st.markdown(ui.findings_md(list(pv.threads_said), lead="**What moves with the cores.**")
-                    if pv.threads_said else "No ratio moves by more than the 10% margin between the thread counts.")
+                    if pv.threads_said else "No ratio moves between the thread counts: every pair of intervals overlaps.")
     else:
         st.caption(U.threads_missing(U.command({**values, 'threads': 0 if values['threads'] else 1}, chosen)))
 

@@ -86,8 +86,8 @@ def fmt_config(point: Mapping) -> str:
 
 def sentences(one: Mapping[str, Record], every: Mapping[str, Record], names: Sequence[str], reference: str
               ) -> list[Sentence]:
-    """Per variant whose ratio moved by more than the margin between the thread counts: both figures, each with its
-    thread count, and the cores it and the reference kept busy (why it moved)."""
+    """Per variant whose ratio moved between the thread counts (the two intervals do not overlap): both figures,
+    each with its thread count, and the cores it and the reference kept busy (why it moved)."""
     out = []
     for v in names:
         if v == reference:
@@ -96,12 +96,11 @@ def sentences(one: Mapping[str, Record], every: Mapping[str, Record], names: Seq
             a, b = (tables.interval(g[v], g[reference], m) for g in (one, every))
             if a is None or b is None or not (a.mid > 0 and b.mid > 0):
                 continue
-            moved = max(a.mid, b.mid) / min(a.mid, b.mid)
-            if moved < 1.1:
+            if not (a.hi < b.lo or b.hi < a.lo):  # the intervals overlap: nothing said to move
                 continue
             pa, pb = wording.difference(a), wording.difference(b)
             body = (f"{v}'s {label} is {pa.against(reference)} at 1 thread and {pb.against(reference)} at "
-                    f"{_threads(every)}{_why(every[v], every[reference], v, reference)}")
+                    f"{_threads(every)}{_why(every[v], every[reference], v, reference)}.")
             out.append(Sentence(body, select.where([one[v], one[reference]], condition=False), pb.status))
             break
     return out
@@ -114,8 +113,7 @@ def _why(rec: Record, ref: Record, v: str, reference: str) -> str:
         return ""
     more, less = (v, reference) if cv >= cr else (reference, v)
     if max(cv, cr) < SPREADS:
-        return f" ({v} kept {cv:.1f} cores busy, {reference} {cr:.1f}: neither spreads its step, the difference is " \
-               "in how each uses one core's caches and memory)"
+        return f" ({v} kept {cv:.1f} cores busy, {reference} {cr:.1f}: neither spread its step over the cores)"
     return (f" ({v} kept {cv:.1f} cores busy, {reference} {cr:.1f}: {more} spreads its step over several cores, so "
             f"it gains more from a second core than {less}, and loses more when another process takes one)")
 
