@@ -92,7 +92,7 @@ def announce(plan: api.Plan, est: api.Estimate, *, fresh: bool = False) -> str:
     text += f" = {_n(est.workers, 'worker process', 'worker processes')}, about {fmt_seconds(est.seconds)}{when} on this machine"
     if est.slowdown > 1.05:
         text += (f" (other processes use {est.others:.1f} of {envinfo.static_env()['cores']} cores: "
-                 f"{fmt_ratio(est.slowdown)} as long as on a quiet machine)")
+                 f"{fmt_ratio(est.slowdown)} as long)")
     if est.stored:
         text += f"; {_n(est.stored, 'record')} served from the store"
     elif not fresh and not est.known:
@@ -135,7 +135,8 @@ def main(args) -> int:
     width = _output.width_of(args)
 
     def on_plan(plan, store):
-        est = api.estimate(plan, store=store, fresh=args.fresh, others=condition.others_now())
+        others = None if args.cluster else condition.others_now()  # a cluster's nodes are not this machine
+        est = api.estimate(plan, store=store, fresh=args.fresh, others=others)
         said = "rnnlab: " + announce(plan, est, fresh=args.fresh)
         print("\n".join(_output.wrap(said, _output.width(stream=sys.stderr), " " * 8)), file=sys.stderr, flush=True)
 
