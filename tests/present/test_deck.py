@@ -69,7 +69,8 @@ def _check_deck(prs, page: TableView):
 
 @pytest.mark.slow  # Altair charts of a whole report
 def test_default_unrolling_deck_tables_and_takeaways(bundled):
-    """The default unrolling view's talk deck, its charts left out (quick): <= 12 slides, the page's cells."""
+    """The default unrolling view's talk deck, its charts left out (quick): <= 13 slides (the closing provenance
+    slide the 13th), the page's cells."""
     rep = U.view(bundled, {})
     talk = deck.talk(rep)
     assert talk.takeaways and any("(1." in t.text or "(0." in t.text for t in talk.takeaways)  # the intervals
@@ -79,7 +80,7 @@ def test_default_unrolling_deck_tables_and_takeaways(bundled):
 
     prs = Presentation(io.BytesIO(render_bytes(quick, "pptx")[1]))
     slides = list(prs.slides)
-    assert len(slides) + len(talk.charts) <= 12
+    assert len(slides) + len(talk.charts) <= 13  # and the closing slide, where the provenance goes once
     texts = ["\n".join(s.text_frame.text for s in slide.shapes if s.has_text_frame) for slide in slides]
     assert "Takeaways" in texts[1] and all(t.text.split(" (")[0][:40] in texts[1] for t in talk.takeaways)
     assert rep.tables[0].columns[0] == "variant"
