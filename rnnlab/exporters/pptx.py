@@ -331,7 +331,8 @@ class PptxExporter(Exporter):
     def _footer(slide, report: Report, view, k: int, n: int):
         """The page number; for a view measured on other machines than the deck's, one line that says whose. The
         full provenance is on the closing slide and in every slide's notes."""
-        mine = {k: v for k, v in (own(report, view) if view is not None else {}).items() if k in ("machine", "device")}
+        mine = own(report, view) if view is not None else {}
+        mine = {k: v for k, v in mine.items() if k in ("machine", "device")}
         if mine.get("machine"):
             line = provenance_summary(mine)
             while len(line) > 20 and line_count(line, BODY_W - 0.9, FOOTER_PT) > 1:

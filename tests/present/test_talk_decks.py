@@ -116,7 +116,8 @@ def test_no_cell_holds_a_paragraph_and_captions_are_two_lines_at_most(decks):
                     assert all(len(r[j]) <= deck.CELL_MAX for r in table.rows), (view, c.label)
         for k, slide in enumerate(prs.slides, 1):
             top = Inches(P.TITLE_TOP + P.TITLE_H)  # where a caption sits, under the title
-            boxes = [s for s in slide.shapes if s.has_text_frame and s != slide.shapes.title and abs(s.top - top) < 9e3]
+            boxes = [s for s in slide.shapes
+                     if s.has_text_frame and s != slide.shapes.title and abs(s.top - top) < 9e3]
             assert k == 1 or boxes or not any(s.has_table for s in slide.shapes), (view, k)
             for box in boxes:
                 assert P.line_count(box.text_frame.text, P.BODY_W - 0.2, P.CAPTION_PT) <= 2, (view, k)
