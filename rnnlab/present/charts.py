@@ -188,8 +188,10 @@ def sweep(records: Sequence[Record], *, x: str = "seq_len", metric: str = "fwd_m
         color=_color(df, legend=True), detail="line:N",
         tooltip=["variant", "machine", "source", x, alt.Tooltip(f"{metric}:Q", format=".3g"), "rounds"])
     if df["machine"].nunique() > 1:  # no chart mixes machines without saying so: each machine its dash and shape
-        lines = base.mark_line().encode(strokeDash=alt.StrokeDash("machine:N", title="machine"))
-        points = base.mark_point(filled=True, size=45).encode(shape=alt.Shape("machine:N", title="machine"))
+        whole = alt.Legend(labelLimit=0)  # a machine's name whole ("bundled from AMD EPYC, 2 cores")
+        lines = base.mark_line().encode(strokeDash=alt.StrokeDash("machine:N", title="machine", legend=whole))
+        points = base.mark_point(filled=True, size=45).encode(
+            shape=alt.Shape("machine:N", title="machine", legend=whole))
     else:
         lines = base.mark_line().encode(strokeDash=_dash(df))
         points = base.mark_point(filled=True, size=45).encode(
