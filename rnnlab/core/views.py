@@ -174,6 +174,9 @@ class Report:
     # ``tables[i]``; empty: the appendix layout (every table, then every chart).
     pairs: tuple[tuple[int, ...], ...] = ()
     takeaway_note: str = ""  # what every takeaway shares, said once ("On the bundled results' CPU (...)")
+    # A talk deck's appendix: (title, bullets) per list, what left the tables because a slide's cell holds a value,
+    # not a paragraph (``rnnlab.present.deck``); shown after the tables and charts
+    appendix: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "tables", tuple(self.tables))
@@ -186,6 +189,7 @@ class Report:
                       or any(not 0 <= i < len(self.charts) for p in pairs for i in p)):
             raise ValueError(f"Report {self.title!r}: pairs must hold one tuple of chart indices per table")
         object.__setattr__(self, "pairs", pairs)
+        object.__setattr__(self, "appendix", tuple((str(t), tuple(map(str, b))) for t, b in self.appendix))
 
 
 def to_frame(table: TableView):

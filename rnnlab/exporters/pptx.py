@@ -30,13 +30,13 @@ from datetime import datetime
 
 from rnnlab.core.format import clip
 from rnnlab.core.views import ChartView, Report, TableView, without_bounds
-from rnnlab.exporters.base import (Artifact, Exporter, chart_png, label, merged,
+from rnnlab.exporters.base import (Artifact, Exporter, chart_png, label, merged, own,
                                    provenance_lines, provenance_summary, slug)
 # the table layout (text metrics, fonts, widths, slides): its names are this module's too
 from rnnlab.exporters.pptx_layout import (BODY_W, FONT, FONTS, HEADROOM, LINE, MAX_COL, MONO, PAD_X,  # noqa: F401
                                           PAD_Y, ROW_FONT_MIN, SAFETY, SLIDE_H, SLIDE_MARGIN, SLIDE_W, TablePlan,
-                                          _columns, _row_height, _words, column_groups, line_count, paginate,
-                                          plan_table, text_width)
+                                          _columns, _row_height, _words, column_groups, fit_lines, line_count,
+                                          paginate, plan_table, text_width)
 
 # Geometry in inches (16:9 slide); the table layout's (SLIDE_W, BODY_W, FONTS, ...) is pptx_layout's.
 TITLE_TOP, TITLE_H, TITLE_PT = 0.3, 0.7, 28
@@ -48,6 +48,9 @@ MAX_UPSCALE = 2.0  # charts: the PNG has 2x pixels, so up to 2x its CSS size sta
 CHART_SIZE = (680, 300)  # CSS px for a single view that sets no size: slide-shaped, and its fonts stay readable
 BESIDE, GUTTER = 0.5, 0.3  # a talk's table takes at most this share of the width when its chart sits beside it
 TAKEAWAY_FONTS = (20, 18, 16, 14)
+APPENDIX_FONTS = (16, 14, 12)  # the appendix and the closing slide: reference, not the talk
+CAPTION_LINES = 2  # a slide's caption; the rest is said on the closing slide
+WHOSE = ("machine", "device", "source", "tf", "keras", "python")  # a view's own provenance the closing slide says
 
 _DARK, _GREY, _LIGHT = (0x1F, 0x2A, 0x44), (0x59, 0x59, 0x59), (0x8C, 0x8C, 0x8C)
 
@@ -107,32 +110,35 @@ class PptxExporter(Exporter):
         from pptx import Presentation
         from pptx.util import Inches
 
-        deck = Presentation()
+        deck = _Deck(Presentation())
         deck.slide_width, deck.slide_height = Inches(SLIDE_W), Inches(SLIDE_H)
         self._properties(deck, report)
-        slides: list = []  # (slide, provenance) so footers can say "k / N"
-        slides.append((self._title_slide(deck, report), dict(report.provenance)))
-        slides += [(s, dict(report.provenance)) for s in self._takeaway_slides(deck, report)]
+        slides: list = []  # (slide, the view it shows or None) so footers can say "k / N" and whose it is
+        slides.append((self._title_slide(deck, report), None))
+        slides += [(s, None) for s in self._takeaway_slides(deck, report)]
         if report.pairs:  # a talk: each table with its charts, the first beside it when there is room
             for table, idx in zip(map(without_bounds, report.tables), report.pairs):
                 charts = [report.charts[i] for i in idx]
                 beside = self._beside_slide(deck, table, charts[0]) if charts else None
                 if beside is not None:
-                    slides.append((beside, merged(report, table)))
+                    slides.append((beside, table))
                     charts = charts[1:]
                 else:
-                    slides += [(s, merged(report, table)) for s in self._table_slides(deck, table)]
-                slides += [(self._chart_slide(deck, c), merged(report, c)) for c in charts]
+                    slides += [(s, table) for s in self._table_slides(deck, table)]
+                slides += [(self._chart_slide(deck, c), c) for c in charts]
             paired = {i for idx in report.pairs for i in idx}
             rest = [c for i, c in enumerate(report.charts) if i not in paired]
         else:  # the appendix: every table, then every chart
             for table in map(without_bounds, report.tables):
-                slides += [(s, merged(report, table)) for s in self._table_slides(deck, table)]
+                slides += [(s, table) for s in self._table_slides(deck, table)]
             rest = list(report.charts)
         for chart in rest:
-            slides.append((self._chart_slide(deck, chart), merged(report, chart)))
-        for k, (slide, prov) in enumerate(slides, 1):
-            self._footer(slide, prov, k, len(slides), summary=k > 1)  # the title slide says it in its facts
+            slides.append((self._chart_slide(deck, chart), chart))
+        for title, bullets in report.appendix:
+            slides += [(s, None) for s in self._bullet_slides(deck, title, "", bullets, APPENDIX_FONTS)]
+        slides += [(s, None) for s in self._closing_slides(deck, report, [v for _, v in slides if v is not None])]
+        for k, (slide, view) in enumerate(slides, 1):
+            self._footer(slide, report, view, k, len(slides))
         buf = io.BytesIO()
         deck.save(buf)
         return [Artifact(slug(report.title, "report") + self.suffix, buf.getvalue())]
@@ -178,16 +184,16 @@ class PptxExporter(Exporter):
             return [s for k, idx in enumerate(groups, 1)
                     for s in self._table_slides(deck, _columns(table, idx, f" (columns {k} of {len(groups)})"))]
         n = len(table.rows)
-        longest_caption = table.caption + (f" (rows {n}–{n} of {n})" if n > 1 else "")
-        body_top = self._body_top(longest_caption)
+        body_top = max(self._body_top(table.caption, f" (rows {n}–{n} of {n})" if n > 1 else ""),
+                       self._body_top(table.caption))
         plan = plan_table(table, BODY_BOTTOM - body_top)
         numeric = table.numeric
         slides = []
         for page, (start, stop) in enumerate(plan.pages):
             split = len(plan.pages) > 1
             title = table.title + (" (cont.)" if page else "")
-            caption = table.caption + (f" (rows {start + 1}–{stop} of {n})" if split else "")
-            slide, _ = self._heading(deck, title, caption)
+            rows = f" (rows {start + 1}–{stop} of {n})" if split else ""
+            slide, _ = self._heading(deck, title, table.caption, rows)
             self._table(slide, table, plan, start, stop, numeric, body_top)
             slides.append(slide)
         return slides
@@ -203,26 +209,43 @@ class PptxExporter(Exporter):
             return []
         caption = ((report.takeaway_note + ": what" if report.takeaway_note else "What") +
                    " these numbers say; where a ratio has an interval, it is in brackets")
+        items = [_keep_numbers_whole(t.text) for t in report.takeaways]
+        return self._bullet_slides(deck, "Takeaways", caption, items, TAKEAWAY_FONTS)
+
+    def _closing_slides(self, deck, report: Report, views: list) -> list:
+        """Said once, at the end: the deck's provenance (machine, device, versions, times), each view's own where
+        it differs (a baseline from another machine), and what the slides' captions left out (their clauses past
+        two lines), with the slides they belong to."""
+        items = [f"{label(k)}: {v}" for k, v in report.provenance.items() if v != ""]
+        whose: dict[str, list[str]] = {}  # a view's own provenance -> the views that have it
+        for v in views:
+            mine = {k: x for k, x in own(report, v).items() if k in WHOSE}
+            if mine:
+                whose.setdefault(provenance_summary(mine), []).append(v.title)
+        items += [f"{'; '.join(dict.fromkeys(titles))}: {prov}" for prov, titles in whose.items()]
+        items += [f"{'Slide' if len(ks) == 1 else 'Slides'} {', '.join(map(str, ks))}: {rest}"
+                  for rest, ks in deck.cut.items()]
+        return self._bullet_slides(deck, "Provenance and notes", "Where these figures come from, and what the "
+                                   "captions say in full", items, APPENDIX_FONTS)
+
+    def _bullet_slides(self, deck, title: str, caption: str, items, fonts) -> list:
+        """``items`` as bullets under ``title`` at the largest of ``fonts`` that fits one slide (continued over
+        slides, "(cont.)", at the smallest)."""
+        if not items:
+            return []
         top = self._body_top(caption)
         width, room = BODY_W - 0.4 - BULLET_INDENT, BODY_BOTTOM - top
 
-        def height(items, pt):
-            return sum(line_count(t, width, pt) * pt * LINE / 72 + pt * 0.6 / 72 for t in items) + 0.1
+        def height(chunk, pt):
+            return sum(line_count(t, width, pt) * pt * LINE / 72 + pt * 0.6 / 72 for t in chunk) + 0.1
 
-        items = [_keep_numbers_whole(t.text) for t in report.takeaways]
-        pt = next((pt for pt in TAKEAWAY_FONTS if height(items, pt) <= room), None)
-        chunks = [items]
-        if pt is None:  # too many words for one slide even at the smallest size: continue
-            pt, chunks, current = TAKEAWAY_FONTS[-1], [], []
-            for t in items:
-                if current and height(current + [t], pt) > room:
-                    chunks.append(current)
-                    current = []
-                current.append(t)
-            chunks.append(current)
+        items = list(items)
+        pt = next((pt for pt in fonts if height(items, pt) <= room), fonts[-1])
+        pages = paginate([height([t], pt) - 0.1 for t in items], room - 0.1)  # continued, evened out
+        chunks = [items[a:b] for a, b in pages]
         slides = []
         for k, chunk in enumerate(chunks):
-            slide, _ = self._heading(deck, "Takeaways" + (" (cont.)" if k else ""), caption)
+            slide, _ = self._heading(deck, title + (" (cont.)" if k else ""), caption)
             box = _text(slide, SLIDE_MARGIN + 0.2, top, width + 0.2, room, "\n".join(chunk), pt)
             for para in box.text_frame.paragraphs:
                 para.space_after = _pt(pt * 0.6)
@@ -255,21 +278,25 @@ class PptxExporter(Exporter):
     # -- pieces
 
     @staticmethod
-    def _caption_h(caption: str) -> float:
-        return line_count(caption, BODY_W - 0.2, CAPTION_PT) * CAPTION_PT * LINE / 72 + 0.12 if caption else 0.0
+    def _caption_h(caption: str, suffix: str = "") -> float:
+        shown = fit_lines(caption, BODY_W - 0.2, CAPTION_PT, CAPTION_LINES, suffix)[0] + suffix
+        return line_count(shown, BODY_W - 0.2, CAPTION_PT) * CAPTION_PT * LINE / 72 + 0.12 if caption else 0.0
 
-    def _body_top(self, caption: str) -> float:
-        return TITLE_TOP + TITLE_H + self._caption_h(caption) + 0.2
+    def _body_top(self, caption: str, suffix: str = "") -> float:
+        return TITLE_TOP + TITLE_H + self._caption_h(caption, suffix) + 0.2
 
-    def _heading(self, deck, title: str, caption: str):
+    def _heading(self, deck, title: str, caption: str, suffix: str = ""):
         """A new slide with its title (in the title placeholder) and caption; returns it and where the body starts
         (inches from the top)."""
         pt = TITLE_PT if line_count(title, BODY_W - 0.2, TITLE_PT, True) == 1 else 22
         slide = _titled(deck, title, pt)
+        shown, rest = fit_lines(caption, BODY_W - 0.2, CAPTION_PT, CAPTION_LINES, suffix)
+        if rest:  # said on the closing slide, once for every slide that leaves it out
+            deck.cut.setdefault(rest, []).append(len(deck.slides))
         if caption:
-            _text(slide, SLIDE_MARGIN, TITLE_TOP + TITLE_H, BODY_W, self._caption_h(caption), caption, CAPTION_PT,
-                  color=_GREY)
-        return slide, self._body_top(caption)
+            _text(slide, SLIDE_MARGIN, TITLE_TOP + TITLE_H, BODY_W, self._caption_h(caption, suffix),
+                  shown + suffix, CAPTION_PT, color=_GREY)
+        return slide, self._body_top(caption, suffix)
 
     @staticmethod
     def _table(slide, table: TableView, plan: TablePlan, start: int, stop: int, numeric: list[bool], top: float,
@@ -301,13 +328,22 @@ class PptxExporter(Exporter):
                         run.font.size, run.font.bold = Pt(plan.font), i == 0
 
     @staticmethod
-    def _footer(slide, prov: dict, k: int, n: int, summary: bool = True):
-        if summary:
-            _text(slide, SLIDE_MARGIN, FOOTER_TOP, BODY_W - 0.9, FOOTER_H, provenance_summary(prov), FOOTER_PT,
-                  color=_LIGHT, anchor="bottom")
+    def _footer(slide, report: Report, view, k: int, n: int):
+        """The page number; for a view measured on other machines than the deck's, one line that says whose. The
+        full provenance is on the closing slide and in every slide's notes."""
+        mine = own(report, view) if view is not None else {}
+        mine = {k: v for k, v in mine.items() if k in ("machine", "device")}
+        if mine.get("machine"):
+            line = provenance_summary(mine)
+            while len(line) > 20 and line_count(line, BODY_W - 0.9, FOOTER_PT) > 1:
+                line = clip(line, len(line) - 10)
+            _text(slide, SLIDE_MARGIN, FOOTER_TOP, BODY_W - 0.9, FOOTER_H, line, FOOTER_PT, color=_LIGHT,
+                  anchor="bottom")
         _text(slide, SLIDE_W - SLIDE_MARGIN - 0.8, FOOTER_TOP, 0.8, FOOTER_H, f"{k} / {n}", FOOTER_PT, color=_LIGHT,
               align="right", anchor="bottom")
-        slide.notes_slide.notes_text_frame.text = "\n".join(["Provenance"] + provenance_lines(prov))
+        prov = merged(report, view) if view is not None else dict(report.provenance)
+        notes = slide.notes_slide.notes_text_frame
+        notes.text = "\n".join([notes.text] * bool(notes.text) + ["Provenance"] + provenance_lines(prov))
 
     @staticmethod
     def _properties(deck, report: Report):
@@ -323,6 +359,22 @@ class PptxExporter(Exporter):
             props.created = props.modified = when
         except ValueError:
             pass
+
+
+class _Deck:
+    """A presentation being built, with what its captions left out (``cut``: the rest -> the slides' numbers)."""
+
+    def __init__(self, prs):
+        self.prs, self.cut = prs, {}
+
+    def __getattr__(self, name):
+        return getattr(self.prs, name)
+
+    def __setattr__(self, name, value):
+        if name in ("prs", "cut"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.prs, name, value)
 
 
 def _picture(slide, chart: ChartView, left: float, top: float, width: float, height: float, *,

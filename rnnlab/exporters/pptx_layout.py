@@ -241,3 +241,29 @@ def paginate(heights: list[float], capacity: float) -> list[tuple[int, int]]:
     if all(b > a and cumulative[b] - cumulative[a] <= capacity + 1e-9 for a, b in pages):
         return pages
     return fewest
+
+
+# ---------------------------------------------------------------------------------------------------- captions
+
+_CLAUSE = re.compile(r"(?<=[;.])\s+(?=\S)")  # a caption's clauses end at "; " or ". "
+
+
+def fit_lines(text: str, width: float, pt: float, lines: int = 2, suffix: str = "") -> tuple[str, str]:
+    """``text`` as a box ``width`` inches wide shows it in at most ``lines`` lines at ``pt`` (``suffix`` after it):
+    its first clauses (cut after "; " or ". ") that fit, and the rest, which the deck says elsewhere. A first
+    clause too long alone is cut at a word with an ellipsis, and the whole text is the rest."""
+    if line_count(text + suffix, width, pt) <= lines:
+        return text, ""
+    clauses = _CLAUSE.split(text)
+    shown = ""
+    for k in range(1, len(clauses)):
+        head = " ".join(clauses[:k]).rstrip(";.,: ")
+        if line_count(head + suffix, width, pt) > lines:
+            break
+        shown = head
+    if shown:
+        return shown, text[len(shown):].lstrip(";.,: ")
+    words = text.split(" ")
+    while len(words) > 1 and line_count(" ".join(words) + "…" + suffix, width, pt) > lines:
+        words.pop()
+    return " ".join(words).rstrip(";.,: (") + "…", text

@@ -158,7 +158,8 @@ def gflops(records: Sequence[Record]) -> alt.Chart | None:
 def sweep(records: Sequence[Record], *, x: str = "seq_len", metric: str = "fwd_ms", log: bool = True
           ) -> alt.LayerChart | None:
     """Cost against a swept parameter: one line per variant and machine (``select.series``), so no line runs
-    through two machines' points; the variant's colour, the source as dash and point shape (legend). Where records
+    through two machines' points; the variant's colour, the source as dash and point shape (legend), or the machine
+    when the records come from more than one (its legend names each). Where records
     have two rounds or more, an error bar spans each point's rounds (min to max: ``stats.round_values``)."""
     recs = [r for r in records if r.ok and x in r.params and r.metrics.get(metric) is not None]
     series = select.series(recs, x)
@@ -186,9 +187,15 @@ def sweep(records: Sequence[Record], *, x: str = "seq_len", metric: str = "fwd_m
         y=alt.Y(f"{metric}:Q", scale=scale, title=fmt.label(metric)),
         color=_color(df, legend=True), detail="line:N",
         tooltip=["variant", "machine", "source", x, alt.Tooltip(f"{metric}:Q", format=".3g"), "rounds"])
-    lines = base.mark_line().encode(strokeDash=_dash(df))
-    points = base.mark_point(filled=True, size=45).encode(
-        shape=alt.Shape("source:N", scale=style.shape_scale(_sources(df)), title="source"))
+    if df["machine"].nunique() > 1:  # no chart mixes machines without saying so: each machine its dash and shape
+        whole = alt.Legend(labelLimit=0)  # a machine's name whole ("bundled from AMD EPYC, 2 cores")
+        lines = base.mark_line().encode(strokeDash=alt.StrokeDash("machine:N", title="machine", legend=whole))
+        points = base.mark_point(filled=True, size=45).encode(
+            shape=alt.Shape("machine:N", title="machine", legend=whole))
+    else:
+        lines = base.mark_line().encode(strokeDash=_dash(df))
+        points = base.mark_point(filled=True, size=45).encode(
+            shape=alt.Shape("source:N", scale=style.shape_scale(_sources(df)), title="source"))
     chart = lines + points
     spread = df.dropna(subset=["round_min", "round_max"])
     title = f"{fmt.label(metric)} against {x}"

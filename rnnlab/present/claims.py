@@ -386,9 +386,21 @@ def claims_report(shown: Sequence[Result], results: Sequence[Result], records: S
 
     table = claims_view(shown, records=records)
     said = [f"{len(shown)} of {len(results)} claims: " + ", ".join(f"{k} {n}" for k, n in counts(shown).items() if n)
-            + "."]
+            + "."] + per_seed(shown)
     rep = page_report("rnnlab: the seeds' claims", table.caption, records, [table])
     return Report(rep.title, rep.subtitle, rep.tables, rep.charts, rep.provenance, takeaways=tuple(said))
+
+
+def per_seed(results: Sequence[Result]) -> list[str]:
+    """One sentence per seed with more than one claim among ``results``: what the seed is and its claims' verdicts
+    ("Seed 000 (a blog post ...): 13 claims; holds 6, does not hold 5, not measurable here 2.")."""
+    out = []
+    for number in dict.fromkeys(seed_number(c) for c, _ in results):
+        mine = [(c, v) for c, v in results if seed_number(c) == number]
+        if len(mine) > 1 and len(mine) < len(results):
+            out.append(f"Seed {number} ({seed_name(number)}): {len(mine)} claims; "
+                       + ", ".join(f"{k} {n}" for k, n in counts(mine).items() if n) + ".")
+    return out
 
 
 # a status as a count says it: (one, several)

@@ -29,7 +29,7 @@ from rnnlab.core import format as fmt
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 from rnnlab.core.views import WORDY, Column, Report, TableView, select, without_bounds
-from rnnlab.core.wording import shared_opening
+from rnnlab.core.wording import Sentence, shared_opening
 from rnnlab.present import pages
 
 MAX_COLUMNS = 6
@@ -140,6 +140,90 @@ def pick(table: TableView, columns: Sequence[str] | None = None) -> TableView:
     return select(table, list(dict.fromkeys(idx))[:MAX_COLUMNS])
 
 
+# ---------------------------------------------------------------------------------------------------- cells
+
+CELL_MAX = 120  # characters: a slide's cell holds a value; longer sentences go to the appendix
+CELL_CLIP = 80  # a long cell in a column of short ones: its start, cut at a word, stays in the table
+
+
+def head_column(table: TableView) -> int:
+    """The column that names a row in an appendix bullet: its first column of sentences (the claim, the pitfall),
+    else the "name" role."""
+    wordy = [j for j, c in enumerate(table.cols) if c.kind == "prose" and c.role != "figures"]
+    return next(iter(wordy or table.role("name") or [0]))
+
+
+def _cut(text: str, limit: int = CELL_CLIP) -> str:
+    """``text`` cut at a word to at most ``limit`` characters, with an ellipsis."""
+    cut = text[:limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:(")
+    return (cut or text[:limit - 1]) + "…"
+
+
+def paragraphs(table: TableView) -> tuple[TableView, tuple[str, tuple[str, ...]]]:
+    """``table`` with its cells of sentences (kinds prose and text, not the row's name, not code: a program is
+    one value) of at most :data:`CELL_MAX` characters, and the bullets of what it left out ("<row's name>: <the
+    whole cell>", under a title that names the columns). A column most of whose cells are longer leaves the table
+    whole (the Claims deck's "measured"); in a column of short cells a long one keeps its start, cut at a word."""
+    head = head_column(table)
+    long = [j for j, c in enumerate(table.cols) if c.kind in ("prose", "text") and j != head and c.role != "name"
+            and any(len(r[j]) > CELL_MAX for r in table.rows)]
+    if not long:
+        return table, ("", ())
+    moved = [j for j in long if 2 * sum(len(r[j]) > CELL_MAX for r in table.rows) > len(table.rows)]
+    bullets = [f"{r[head]}: {r[j]}" if len(long) == 1 else f"{r[head]}: {table.cols[j].label}: {r[j]}"
+               for j in long for r in table.rows if r[j].strip() not in _BLANK
+               and (j in moved or len(r[j]) > CELL_MAX)]
+    rows = tuple(tuple(_cut(c) if j in long and len(c) > CELL_MAX else c for j, c in enumerate(r))
+                 for r in table.rows)
+    keep = [j for j in range(len(table.columns)) if j not in moved]
+    title = f"Appendix: {', '.join(table.cols[j].label for j in long)}, in full ({table.title})"
+    return select(table, keep, rows=tuple(tuple(r[j] for j in keep) for r in rows)), (title, tuple(bullets))
+
+
+# ---------------------------------------------------------------------------------------------------- bullets
+
+MIN_GROUP = 3  # this many bullets that differ only in their subject and figures are said as one
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?")
+
+
+def _merged_numbers(texts: Sequence[str]) -> str:
+    """One text of ``texts`` (which differ only in their numbers): a number that differs as its range."""
+    numbers = [_NUMBER.findall(t) for t in texts]
+    parts = _NUMBER.split(texts[0])
+    out = [parts[0]]
+    for k, part in enumerate(parts[1:]):
+        seen = [n[k] for n in numbers]
+        low, high = min(seen, key=float), max(seen, key=float)
+        out += [low if float(low) == float(high) else f"{low}–{high}", part]
+    return "".join(out)
+
+
+def grouped(sentences: Sequence[Sentence]) -> list[Sentence]:
+    """``sentences`` with those that say the same thing of different subjects ("<subject>: <the same words, other
+    figures>", at least :data:`MIN_GROUP` of them) said once: the words, a figure that differs as its range, then
+    how many and which subjects. In the order of each group's first sentence."""
+    keys = []
+    for s in sentences:
+        subject, sep, rest = s.body.partition(": ")
+        keys.append((s.where, _NUMBER.sub("#", rest)) if sep and subject and rest else None)
+    counts: dict = {}
+    for k in keys:
+        counts[k] = counts.get(k, 0) + 1
+    out, done = [], set()
+    for s, k in zip(sentences, keys):
+        if k is None or counts[k] < MIN_GROUP:
+            out.append(s)
+        elif k not in done:
+            done.add(k)
+            same = [t for t, kk in zip(sentences, keys) if kk == k]
+            subjects = [t.body.partition(": ")[0] for t in same]
+            body = (_merged_numbers([t.body.partition(": ")[2] for t in same]).rstrip(".")
+                    + f"; the same for all {len(same)}: {', '.join(subjects)}.")
+            statuses = {t.status for t in same}
+            out.append(Sentence(body, s.where, statuses.pop() if len(statuses) == 1 else None))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------- the deck
 
 def pairs(report: Report) -> tuple[tuple[int, ...], ...]:
@@ -167,10 +251,15 @@ def talk(report: Report, columns: Sequence[str] | None = None) -> Report:
         if unknown:
             raise RnnlabError(f"--columns: no table has {', '.join(repr(clip(c, 40)) for c in unknown)}; "
                               f"choose from {clip(', '.join(choices(report)), 300)}")
-    said = [replace(t, body=plain(t.body), where=plain(t.where)) for t in report.takeaways]
+    said = grouped([replace(t, body=plain(t.body), where=plain(t.where)) for t in report.takeaways])
     opener, lines = shared_opening(said)  # whose machine (each sentence's ``where``), said once
-    return replace(report, subtitle=short_subtitle(report), tables=tuple(pick(t, columns) for t in report.tables),
-                   pairs=pairs(report), takeaways=tuple(lines), takeaway_note=opener)
+    tables, appendix = [], []
+    for table in report.tables:
+        table, notes = paragraphs(pick(table, columns))
+        tables.append(table)
+        appendix += [notes] if notes[1] else []
+    return replace(report, subtitle=short_subtitle(report), tables=tuple(tables), pairs=pairs(report),
+                   takeaways=tuple(lines), takeaway_note=opener, appendix=tuple(appendix))
 
 
 # what a title slide's facts already say (machine, source, versions, dates) or what belongs on a table's slide

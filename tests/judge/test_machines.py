@@ -150,6 +150,23 @@ def test_no_chart_line_or_bar_joins_two_machines(case):
 
 
 @pytest.mark.parametrize("case", CASES)
+def test_a_sweep_of_two_machines_says_which_machine_each_mark_comes_from(case):
+    """Both machines' records may share a source (two bundled machines): the machine, not the source, is then what
+    a line's dash and a point's shape say, with a legend titled "machine"; one machine keeps the source."""
+    recs = two_machines(case)
+    for spec, who in ((charts.sweep(recs).to_dict(), "machine"),
+                      (charts.sweep([r for r in recs if select.machine_key(r) == select.machine_key(recs[0])])
+                       .to_dict(), "source")):
+        marks = {(unit["mark"]["type"] if isinstance(unit["mark"], dict) else unit["mark"]): unit.get("encoding", {})
+                 for unit, _ in units(spec)}
+        assert marks["line"]["strokeDash"]["field"] == who and marks["point"]["shape"]["field"] == who
+        assert marks["point"]["shape"].get("title") == who
+    labels = set(select.machine_labels(recs).values())
+    rows = [row for unit, rows in units(charts.sweep(recs).to_dict()) for row in rows]
+    assert {row["machine"] for row in rows} == labels and len(labels) == 2
+
+
+@pytest.mark.parametrize("case", CASES)
 def test_the_gflops_rule_is_each_machines_own_matmul_rate(case):
     recs = [r for r in two_machines(case) if r.params["seq_len"] == 100]
     one = [r for r in recs if select.machine_key(r) == select.machine_key(recs[0])]

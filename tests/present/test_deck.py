@@ -69,7 +69,8 @@ def _check_deck(prs, page: TableView):
 
 @pytest.mark.slow  # Altair charts of a whole report
 def test_default_unrolling_deck_tables_and_takeaways(bundled):
-    """The default unrolling view's talk deck, its charts left out (quick): <= 12 slides, the page's cells."""
+    """The default unrolling view's talk deck, its charts left out (quick): <= 13 slides (the closing provenance
+    slide the 13th), the page's cells."""
     rep = U.view(bundled, {})
     talk = deck.talk(rep)
     assert talk.takeaways and any("(1." in t.text or "(0." in t.text for t in talk.takeaways)  # the intervals
@@ -79,7 +80,7 @@ def test_default_unrolling_deck_tables_and_takeaways(bundled):
 
     prs = Presentation(io.BytesIO(render_bytes(quick, "pptx")[1]))
     slides = list(prs.slides)
-    assert len(slides) + len(talk.charts) <= 12
+    assert len(slides) + len(talk.charts) <= 13  # and the closing slide, where the provenance goes once
     texts = ["\n".join(s.text_frame.text for s in slide.shapes if s.has_text_frame) for slide in slides]
     assert "Takeaways" in texts[1] and all(t.text.split(" (")[0][:40] in texts[1] for t in talk.takeaways)
     assert rep.tables[0].columns[0] == "variant"
@@ -253,3 +254,69 @@ def test_a_deck_says_the_machine_its_takeaways_share_once_from_their_where_not_t
     talk = deck.talk(Report("r", "s", (_table(),), (), {}, takeaways=mixed))
     assert talk.takeaway_note == "" and [t.text for t in talk.takeaways] == [s.text for s in mixed]
     assert [t.where for t in talk.takeaways] == [where, "On Box, On rack 3 (CPU, imported)"]
+
+
+# ---------------------------------------------------------------------------------------------------- for a talk
+
+def _claims_like(n: int = 27) -> Report:
+    """A claims-shaped view: a verdict, the claim, its seed and a paragraph of what was measured per row."""
+    cols = (Column("verdict", "text", "name"), Column("claim", "prose"), Column("seed", "text"),
+            Column("measured", "prose", "figures"))
+    rows = tuple((("holds", "does not hold")[i % 2], f"claim number {i} says variant {i} is faster on CPU",
+                  f"seed 00{i % 4} §{i}", f"at the seed's configuration {i}: " + "figures 1.23x (1.1–1.4) " * 30)
+                 for i in range(n))
+    caption = "holds: 14; does not hold: 13. " + "judged on bundled records; " * 12
+    table = TableView("The claims", caption, cols, rows)
+    return Report("claims", "", (table,), (), {"machine": "box 1", "tf": "2.21.0"},
+                  takeaways=("27 of 27 claims.", "Seed 000: 7 claims; holds 4."))
+
+
+def test_a_cell_holds_a_value_a_column_of_paragraphs_goes_to_the_appendix_and_a_long_cell_is_cut():
+    talk = deck.talk(_claims_like())
+    [table] = talk.tables
+    assert table.columns == ("verdict", "claim", "seed")
+    [(title, bullets)] = talk.appendix
+    assert title.startswith("Appendix: measured") and len(bullets) == 27
+    assert bullets[3].startswith("claim number 3 says variant 3 is faster on CPU: at the seed's configuration 3")
+    one_long = TableView("t", "", (Column("pitfall", "prose", "name"), Column("error", "prose", "error")),
+                         (("a", "ValueError: short"), ("b", "ValueError: " + "word " * 60), ("c", "")))
+    cut, (_, notes) = deck.paragraphs(one_long)
+    assert cut.columns == one_long.columns and cut.rows[0] == one_long.rows[0]
+    assert cut.rows[1][1].endswith("…") and len(cut.rows[1][1]) <= deck.CELL_MAX
+    assert notes == ("b: " + one_long.rows[1][1],)
+    assert deck.paragraphs(deck.screen(_table()))[1] == ("", ())  # nothing long: nothing moves
+
+
+def test_bullets_that_differ_only_in_their_subject_and_figures_are_said_once():
+    from rnnlab.core.wording import Sentence
+
+    said = [Sentence(f"cell{i}: Checked live: passed; max abs diff {d}, tolerance 1e-05.", "On box 1", "lower")
+            for i, d in enumerate(("1.2e-07", "0.0e+00", "8.9e-08"))]
+    other = Sentence("Another sentence: with 3 numbers 4 5.", "On box 1")
+    got = deck.grouped([other, *said])
+    assert got[0] == other and len(got) == 2
+    assert got[1].body == ("Checked live: passed; max abs diff 0.0e+00–1.2e-07, tolerance 1e-05; the same for all "
+                           "3: cell0, cell1, cell2.")
+    assert got[1].where == "On box 1" and got[1].status == "lower"
+    assert deck.grouped(said[:2]) == said[:2]  # two are not a group
+
+
+def test_the_claims_deck_shows_its_verdicts_on_at_most_three_slides_then_the_appendix_and_the_provenance():
+    from pptx import Presentation
+
+    from rnnlab.exporters.pptx import BODY_W, CAPTION_PT, line_count
+
+    prs = Presentation(io.BytesIO(render_bytes(deck.talk(_claims_like()), "pptx")[1]))
+    titles = [s.shapes.title.text for s in prs.slides]
+    tabled = [k for k, s in enumerate(prs.slides) if any(x.has_table for x in s.shapes)]
+    assert 1 <= len(tabled) <= 3 and titles[1] == "Takeaways"
+    appendix = titles[tabled[-1] + 1:-1]
+    assert appendix and all(t.startswith("Appendix: measured") for t in appendix)
+    assert titles[-1] == "Provenance and notes"
+    closing = [s.text_frame.text for s in prs.slides[len(titles) - 1].shapes if s.has_text_frame]
+    assert any("machine: box 1" in t and "judged on bundled records" in t for t in closing)  # the caption's rest
+    for k in tabled:
+        texts = [s.text_frame.text for s in prs.slides[k].shapes if s.has_text_frame]
+        assert all("box 1" not in t for t in texts)  # no provenance footer on the slides
+        caption = next(t for t in texts if t.startswith("holds: 14"))
+        assert line_count(caption, BODY_W - 0.2, CAPTION_PT) <= 2

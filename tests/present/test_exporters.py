@@ -118,10 +118,12 @@ def test_pptx_tables_charts_title(report, tmp_path):
         assert pic.left >= 0 and pic.left + pic.width <= deck.slide_width and pic.top + pic.height <= deck.slide_height
         assert chart.caption in "\n".join(texts(slide))
 
-    # Provenance on every slide: a footer, and the notes.
+    # Provenance once, on the closing slide (not a footer on every slide), and in every slide's notes.
+    closing = "\n".join(texts(slides[-1]))
+    assert closing.startswith("Provenance") and "rnnlab: 0.1.0" in closing and "2025-03-04T05:06:07Z" in closing
+    for slide in slides[1:-1]:
+        assert "exported 2025-03-04T05:06:07Z" not in "\n".join(texts(slide))
     for slide in slides:
-        footer = "\n".join(texts(slide))
-        assert "rnnlab 0.1.0" in footer and "exported 2025-03-04T05:06:07Z" in footer
         assert "machine:" in slide.notes_slide.notes_text_frame.text
     baseline = [s for s in slides if texts(s) and texts(s)[0].startswith(report.tables[1].title)]
     assert all("baseline-gpu-1" in "\n".join(texts(s)) for s in baseline)

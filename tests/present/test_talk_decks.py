@@ -11,6 +11,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from pptx.util import Inches
 
 from rnnlab.core import baseline
 from rnnlab.core.format import NOT_RUN
@@ -91,16 +92,38 @@ def test_takeaways_are_real_bullets_with_a_hanging_indent(decks, view):
     assert not paras[0].text.startswith("•")  # the bullet is the paragraph's, not a typed character
 
 
-def test_the_claims_deck_shows_what_was_measured(decks):
-    _, prs = decks["claims"]
-    tables = [s.table for slide in prs.slides for s in slide.shapes if s.has_table]
-    assert tables
-    for grid in tables:
+def test_the_claims_deck_shows_the_verdicts_on_three_slides_and_what_was_measured_in_its_appendix(decks):
+    talk, prs = decks["claims"]
+    tabled = [slide for slide in prs.slides if any(s.has_table for s in slide.shapes)]
+    assert 1 <= len(tabled) <= 3
+    for slide in tabled:
+        [grid] = [s.table for s in slide.shapes if s.has_table]
         header = [grid.cell(0, j).text for j in range(len(grid.columns))]
-        assert any(h.startswith("measured") for h in header), header
-        j = next(j for j, h in enumerate(header) if h.startswith("measured"))
-        cells = [grid.cell(i, j).text for i in range(1, len(grid.rows))]
-        assert sum(any(ch.isdigit() for ch in c) for c in cells) >= len(cells) // 2, cells
+        assert header[0] == "verdict" and not any(h.startswith("measured") for h in header), header
+    [(title, bullets)] = talk.appendix
+    assert title.startswith("Appendix: measured")
+    appendix = "\n".join(t for slide in prs.slides if slide.shapes.title.text.startswith("Appendix")
+                         for t in _texts(slide))
+    assert len(bullets) == sum(len(t.rows) for t in talk.tables) and all(b in appendix for b in bullets)
+    assert sum(any(ch.isdigit() for ch in b) for b in bullets) >= len(bullets) // 2, bullets
+
+
+def test_no_cell_holds_a_paragraph_and_captions_are_two_lines_at_most(decks):
+    for view, (talk, prs) in decks.items():
+        for table in talk.tables:
+            for j, c in enumerate(table.cols):  # the row's name (a claim, a construct) and code are whole
+                if c.kind != "code" and c.role != "name" and j != deck.head_column(table):
+                    assert all(len(r[j]) <= deck.CELL_MAX for r in table.rows), (view, c.label)
+        for k, slide in enumerate(prs.slides, 1):
+            top = Inches(P.TITLE_TOP + P.TITLE_H)  # where a caption sits, under the title
+            boxes = [s for s in slide.shapes
+                     if s.has_text_frame and s != slide.shapes.title and abs(s.top - top) < 9e3]
+            assert k == 1 or boxes or not any(s.has_table for s in slide.shapes), (view, k)
+            for box in boxes:
+                assert P.line_count(box.text_frame.text, P.BODY_W - 0.2, P.CAPTION_PT) <= 2, (view, k)
+        last = prs.slides[len(prs.slides) - 1]
+        assert last.shapes.title.text.startswith("Provenance") and talk.provenance["machine"] in "\n".join(
+            _texts(last))
 
 
 def test_code_on_slides_is_monospaced(decks):
