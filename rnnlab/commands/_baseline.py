@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from rnnlab.core import format as fmt
+from rnnlab.core import rules
 
 ROOT = Path(__file__).resolve().parents[2]
 SWEEP = ("tf1_static", "tf1_dynamic", "tf2_unrolled", "tf2_while", "keras", "keras_unroll", "keras_cell")
@@ -134,7 +135,7 @@ def noisy_share(records: Sequence, reference: Callable[[str], str | None],
                     iv = interval(r, ref, m)
                     if iv is None:
                         continue
-                    if direction(iv) == "too noisy to call":
+                    if not rules.decided(direction(iv)):  # too noisy to call, or too busy to decide
                         noisy += 1
                     else:
                         decided += 1
