@@ -23,9 +23,9 @@ from typing import Callable, Sequence
 
 from rnnlab import experiments
 from rnnlab.commands._output import WIDTH, wrap
-from rnnlab.core import envinfo, rules, stats
+from rnnlab.core import envinfo, outpath, rules, stats
 from rnnlab.core.errors import RnnlabError
-from rnnlab.core.format import clip, fmt_seconds
+from rnnlab.core.format import fmt_seconds
 from rnnlab.engine import api, interleave
 from rnnlab.engine import runner as _runner
 
@@ -50,6 +50,7 @@ def setup_arguments(sub) -> None:
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of the experiment (one value each)")
     p.add_argument("--keep", metavar="PATH", help="also write every trial's windows and intervals to PATH (JSON)")
+    p.add_argument("--force", action="store_true", help="let --keep write through a symbolic link or to a device")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.set_defaults(func=main)
 
@@ -166,8 +167,8 @@ def run(*, experiment: str = "unroll", preset: str | None = "seed", variant: str
 
 
 def main(args) -> int:
-    if args.keep:
-        writable(args.keep, "--keep")  # before any measuring: a path that cannot be written loses nothing
+    if args.keep:  # before any measuring: a path that cannot be written loses nothing
+        outpath.check(args.keep, flag="--keep", force=args.force)
     kept: list = []
     summary = run(experiment=args.experiment, preset=args.preset, variant=args.variant, trials=args.trials,
                   rounds=args.rounds, sets=args.sets, keep=kept if args.keep else None,
@@ -180,13 +181,3 @@ def main(args) -> int:
     else:
         print("\n".join(summary.lines()))
     return 0
-
-
-
-def writable(path: str, flag: str) -> None:
-    """Refuse an output path whose folder is missing or not a folder, before anything is measured."""
-    import os
-
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    if not os.path.isdir(folder):
-        raise RnnlabError(f"{flag} {clip(path)}: {'Not a directory' if os.path.exists(folder) else 'no such folder'}")

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from rnnlab.commands import calibrate
-from rnnlab.core import rules
+from rnnlab.core import outpath, rules
 from rnnlab.core.errors import RnnlabError
 from tests.factories import ENV
 from tests.workers import ServingLauncher
@@ -53,4 +53,4 @@ def test_bad_input_is_one_line():
     with pytest.raises(RnnlabError, match="no interleaved protocol"):
         calibrate.run(experiment="seed003", env=ENV)
     with pytest.raises(RnnlabError, match="no such folder"):
-        calibrate.writable("/nonexistent/dir/x.json", "--keep")
+        outpath.check("/nonexistent/dir/x.json", flag="--keep")  # calibrate --keep's check (core/outpath.py)
