@@ -128,10 +128,14 @@ def owner() -> str | None:
 
 
 def _expected_s(plan: api.Plan, fresh: bool) -> float | None:
+    """The run's estimated length; ``RnnlabError`` past the caps a run starts without asking (``api.check_cost``,
+    the CLI's check: here the command with ``--allow-long`` is the way past them)."""
     try:
-        return api.estimate(plan, store=common.store(), fresh=fresh).seconds
+        est = api.estimate(plan, store=common.store(), fresh=fresh)
     except RnnlabError:
         return None
+    api.check_cost(est, how=f"to run it anyway, use the command line: {plan.command()} --allow-long")
+    return est.seconds
 
 
 def start(plan: api.Plan, *, watch: str, fresh: bool = False) -> Job | None:
