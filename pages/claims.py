@@ -202,7 +202,7 @@ def experiment_section(name: str) -> None:
     run_buttons(name)
     configs = ui.shared(records, CV.configurations, records, name, seed_preset=exp.presets.get("seed"))
     if not configs and busy and st.session_state.get(RUN_WHERE) == name:
-        st.info("Measuring: the table and charts appear here when the run ends.", icon=":material/hourglass_top:")
+        ui.jobs.measuring("the table and charts")
         return
     if not configs:
         ui.how_to_get(CV.quick_command(name), page="claims", button="Run quick preset",

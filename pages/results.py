@@ -25,13 +25,15 @@ else:
 
 # -- import (first: a file imported now shows in the table below) ---------------------------------------------------
 with st.expander("Import a results file", icon=":material/upload_file:"):
+    lim = ui.jobs.hosted_limits() if HOSTED else None
     st.caption("A JSON array or JSONL of rnnlab records, e.g. from `python -m rnnlab results --format json` or the "
                "JSON download below. Every record is checked first: a file with one bad record imports nothing."
-               + (" In this demo the records are shown to you only and are not stored." if HOSTED else ""))
-    # no type filter: any file reaches the check below, which says in words what is wrong with it
-    lim = ui.jobs.hosted_limits() if HOSTED else None
-    up = st.file_uploader("results file", key=P + "upload", label_visibility="collapsed",
-                          max_upload_size=lim.import_mb if HOSTED else None)
+               + (f" In this demo the records are shown to you only and are not stored; at most {lim.import_mb:g} MB "
+                  f"and {lim.import_records:,} records per visit." if HOSTED else ""))
+    # no type filter and no size cap of the widget's own below the server's: any file reaches the check below, which
+    # says in words what is wrong with it (over this demo's cap too: the widget's own refusal is a red chip whose
+    # reason only a tooltip shows); the server's maxUploadSize still bounds what arrives
+    up = st.file_uploader("results file", key=P + "upload", label_visibility="collapsed")
     if up is not None:
         done = st.session_state.setdefault(P + "imported", {})
         seen = (up.file_id, up.name, up.size)

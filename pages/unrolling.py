@@ -109,7 +109,7 @@ sweep_made = ui.shared(records, U.sweep_views, sel.sweep, point)
 shown = list(sel.shown)
 st.header("Comparison", divider="gray")
 if not shown and busy:
-    st.info("Measuring: the table and charts appear here when the run ends.", icon=":material/hourglass_top:")
+    ui.jobs.measuring("the table and charts", (plan, sweep_plan))
 elif not shown:
     ui.how_to_get(U.command(values, list(plan.variants)), page="unrolling", button="Run", here=True)
     st.caption(f"Configuration: {U.describe(point)}.")

@@ -177,7 +177,7 @@ def stored(sec: Section, values: dict, chosen: list[str]):
     shown = sel.records
     if not shown:
         if busy:
-            st.info("Measuring: the results appear here when the run ends.", icon=":material/hourglass_top:")
+            ui.jobs.measuring("the results", (plan,))
         else:
             ui.how_to_get(vv.cli_command(sec.exp.name, values, list(plan.variants)), page="varlen", button="Run",
                           here=True)

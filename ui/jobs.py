@@ -14,7 +14,7 @@ visitor sees the server busy and when the run should end (``api.estimate`` at it
 from __future__ import annotations
 
 import contextlib
-from typing import Collection
+from typing import Collection, Iterable
 
 import streamlit as st
 
@@ -22,14 +22,14 @@ from rnnlab.engine import api, hosted
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import fmt_left, fmt_seconds
 from rnnlab.core.store import Store, default_path
-from rnnlab.engine.jobs import Job, JobManager, plan_key
+from rnnlab.engine.jobs import Job, JobManager, plan_key, try_again
 from rnnlab.tf.variants import label as variant_label
 
 from . import common
 from .common import md_escape
 
-__all__ = ["manager", "start", "panel", "plan_key", "hosted_mode", "hosted_limits", "refusal", "refusals",
-           "refused_caption", "heavy_slot"]
+__all__ = ["manager", "start", "panel", "measuring", "waiting", "plan_key", "hosted_mode", "hosted_limits", "refusal",
+           "refusals", "refused_caption", "heavy_slot"]
 
 
 def _run(plan, **kw):
@@ -128,10 +128,14 @@ def owner() -> str | None:
 
 
 def _expected_s(plan: api.Plan, fresh: bool) -> float | None:
+    """The run's estimated length; ``RnnlabError`` past the caps a run starts without asking (``api.check_cost``,
+    the CLI's check: here the command with ``--allow-long`` is the way past them)."""
     try:
-        return api.estimate(plan, store=common.store(), fresh=fresh, others=api.others_now()).seconds
+        est = api.estimate(plan, store=common.store(), fresh=fresh, others=api.others_now())
     except RnnlabError:
         return None
+    api.check_cost(est, how=f"to run it anyway, use the command line: {plan.command()} --allow-long")
+    return est.seconds
 
 
 def start(plan: api.Plan, *, watch: str, fresh: bool = False) -> Job | None:
@@ -215,6 +219,36 @@ def _outcome(job: Job) -> None:
         st.warning("Run cancelled; the variants that finished are stored and shown.", icon=":material/stop_circle:")
     elif job.state == "failed":
         st.error(md_escape(f"The run stopped: {job.error}"), icon=":material/error:")
+
+
+def waiting(plans: Iterable[api.Plan | None] = ()) -> str | None:
+    """Why this visitor's results are not here yet while a run or a conversion goes, and when to try again (``None``
+    when nothing goes): its own run measuring; another visitor's run of these same settings (``plans``: this page's,
+    as a run of them would go: hosted, ``hosted.clamp``-ed), whose results will show here; or another visitor's run of
+    something else holding the one slot."""
+    on = hosted_mode()
+    mine = {plan_key(hosted.clamp(p) if on else p) for p in plans if p is not None}
+    mgr = manager()
+    active = mgr.active()
+    if not active:
+        held = mgr.held()
+        return (f"{held[0][:1].upper() + held[0][1:]} is going, and runs here go one heavy process at a time: "
+                "try again in a minute or two." if held else None)
+    job = active[0]
+    if job.owned_by(owner()):
+        return "Measuring: {what} appear here when the run ends."
+    if job.key in mine:
+        return ("Another visitor's run is measuring these same settings: {what} appear here when it ends ("
+                + (fmt_left(job.expected_s, job.elapsed()) or "in a few minutes") + ").")
+    return ("Another visitor's run is measuring, and this demo runs one heavy process at a time, so yours has not "
+            f"started: {try_again(job)}.")
+
+
+def measuring(what: str, plans: Iterable[api.Plan | None] = ()) -> None:
+    """Where a page's results will be, while a run or a conversion goes: :func:`waiting`'s words."""
+    said = waiting(plans)
+    if said:
+        st.info(said.replace("{what}", what), icon=":material/hourglass_top:")
 
 
 def panel(*, watch: str, mine: Collection[str] = ()) -> bool:

@@ -64,6 +64,7 @@ def setup_arguments(sub) -> None:
                    help="run the test beside N CPU-bound processes started and stopped here, once per N "
                         "(e.g. 0,1,2,4; default 0: whatever else the machine is doing)")
     p.add_argument("--keep", metavar="PATH", help="also write every trial's windows and intervals to PATH (JSON)")
+    p.add_argument("--force", action="store_true", help="let --keep write through a symbolic link or to a device")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.set_defaults(func=main)
 
@@ -250,8 +251,8 @@ def contend_levels(text: str) -> list[int]:
 
 def main(args) -> int:
     levels = contend_levels(args.contend)
-    if args.keep:
-        outpath.check(args.keep, flag="--keep")  # before any measuring: a path that cannot be written loses nothing
+    if args.keep:  # before any measuring: a path that cannot be written loses nothing
+        outpath.check(args.keep, flag="--keep", force=args.force)
     kept: list = []
     summaries = []
     for n in levels:

@@ -8,6 +8,7 @@ its charts). ``--full`` (or ``--experiment``) writes the appendix: every configu
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from rnnlab import experiments, exporters
@@ -38,13 +39,14 @@ def setup_arguments(sub) -> None:
                    help="with --view: the full appendix of the page's experiment (every configuration and column)")
     p.add_argument("--out", required=True)
     p.add_argument("--force", action="store_true", help="write through a symbolic link or to a device given as --out")
+    p.add_argument("--mkdir", action="store_true", help="create the folders --out names that do not exist yet")
     p.add_argument("--no-baseline", action="store_true")
     p.set_defaults(func=main)
 
 
 def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None = None, columns: str | None = None,
         full: bool = False, include_baseline: bool = True, store: Store | None = None,
-        force: bool = False) -> list[Path]:
+        force: bool = False, mkdir: bool = False) -> list[Path]:
     from rnnlab.judge import select
     from rnnlab.present import deck, report  # heavy imports only when exporting
 
@@ -55,7 +57,7 @@ def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None =
     if full and view is None:
         raise RnnlabError("--full goes with --view PAGE (without --view every export is the full appendix)")
     chosen = deck.parse_columns(columns)
-    outpath.check(out, force=force)  # before reading or rendering anything
+    outpath.check(out, force=force, mkdir=mkdir)  # before reading or rendering anything
     store = store or Store(readonly=True)  # reading never writes (nor waits for a writer to finish)
     if view is not None:
         page, query = deck.parse_view(view)  # refuse a bad spec before reading anything
@@ -89,7 +91,10 @@ def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None =
 
 def main(args) -> int:
     paths = run(fmt=args.format, out=args.out, experiment=args.experiment, view=args.view, columns=args.columns,
-                full=args.full, include_baseline=not args.no_baseline, force=args.force)
+                full=args.full, include_baseline=not args.no_baseline, force=args.force, mkdir=args.mkdir)
     for p in paths:
         print(p)
+    folders = {p.parent for p in paths}
+    if len(paths) > 1 and len(folders) == 1:  # a folder as --out: say plainly what went into it
+        print(f"rnnlab: wrote {len(paths)} {args.format} files into {folders.pop()}", file=sys.stderr)
     return 0

@@ -16,7 +16,7 @@ from rnnlab.engine import api
 from rnnlab import experiments
 from rnnlab.judge import select
 from rnnlab.present import tables
-from rnnlab.core import condition, envinfo
+from rnnlab.core import envinfo
 from rnnlab.core.format import clip, fmt_ratio, fmt_seconds
 from rnnlab.engine.runner import Progress
 from rnnlab.core.errors import RnnlabError
@@ -32,6 +32,9 @@ def setup_arguments(sub) -> None:
     p.add_argument("--variants", help="comma-separated variant names (default: the experiment's or preset's)")
     p.add_argument("--fresh", action="store_true", help="measure again even when stored")
     p.add_argument("--json", action="store_true", help="print the records as one JSON array on stdout")
+    p.add_argument("--allow-long", action="store_true",
+                   help=f"run even past {api.MAX_WORKERS:,} worker processes or {api.MAX_RUN_S / 3600:g} h estimated "
+                        "(a larger run is refused before it starts)")
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="run the tasks on a Ray cluster (ADDRESS: auto, host:6379, ray://host:10001) or 'local' "
                         "(a Ray instance on this machine's cores); see README")
@@ -102,10 +105,10 @@ def announce(plan: api.Plan, est: api.Estimate, *, fresh: bool = False) -> str:
 
 def run(*, experiment: str, preset: str | None = None, sets: list[str] = (), variants: str | None = None,
         fresh: bool = False, store: Store | None = None, on_progress=None, launcher=None, on_plan=None,
-        cluster: str | None = None) -> list:
-    """Plan, then run. ``on_plan(plan, store)`` is called between the two, before anything slow (the CLI prints
-    what is about to happen there). ``cluster``: a Ray address or "local" (``engine.cluster``; Ray is imported
-    only then)."""
+        cluster: str | None = None, allow_long: bool = False) -> list:
+    """Plan, then run. ``on_plan(plan, store, estimate)`` is called between the two, before anything slow (the CLI
+    prints what is about to happen there); a run past ``api.check_cost``'s caps is refused then unless
+    ``allow_long``. ``cluster``: a Ray address or "local" (``engine.cluster``; Ray is imported only then)."""
     exp = experiments.get(experiment)
     overrides = exp.params.parse_assignments(sets)
     names = [v.strip() for v in variants.split(",") if v.strip()] if variants is not None else None
@@ -113,8 +116,11 @@ def run(*, experiment: str, preset: str | None = None, sets: list[str] = (), var
         raise RnnlabError(f"--variants: no variant names given; known: {', '.join(exp.variants)}")
     plan = api.plan(experiment, preset=preset, overrides=overrides, variants=names)
     store = store or Store()
+    others = None if cluster else api.others_now()  # a cluster's nodes are not this machine
+    est = api.estimate(plan, store=store, fresh=fresh, others=others)
     if on_plan is not None:
-        on_plan(plan, store)
+        on_plan(plan, store, est)
+    api.check_cost(est, allow_long=allow_long)
     kw = {"launcher": launcher} if launcher is not None else {}
     if cluster is None:
         return api.run(plan, store=store, fresh=fresh, on_progress=on_progress, **kw)
@@ -134,15 +140,14 @@ def main(args) -> int:
 
     width = _output.width_of(args)
 
-    def on_plan(plan, store):
-        others = None if args.cluster else condition.others_now()  # a cluster's nodes are not this machine
-        est = api.estimate(plan, store=store, fresh=args.fresh, others=others)
+    def on_plan(plan, store, est):
         said = "rnnlab: " + announce(plan, est, fresh=args.fresh)
         print("\n".join(_output.wrap(said, _output.width(stream=sys.stderr), " " * 8)), file=sys.stderr, flush=True)
 
     with _output.native_logs_off(getattr(args, "verbose", False)) if args.cluster else contextlib.nullcontext():
         records = run(experiment=args.experiment, preset=args.preset, sets=args.sets, variants=args.variants,
-                      fresh=args.fresh, on_progress=ProgressBar(), on_plan=on_plan, cluster=args.cluster)
+                      fresh=args.fresh, on_progress=ProgressBar(), on_plan=on_plan, cluster=args.cluster,
+                      allow_long=args.allow_long)
     if args.json:
         print(json.dumps([r.to_dict() for r in records], indent=1))
     else:

@@ -436,12 +436,14 @@ class Store:
     def version(self) -> tuple:
         """A token that changes whenever any process writes this store (its file and its write-ahead log, by
         modification time and size): two reads with the same token read the same records. The app keys its shared
-        views on it (``core.memo``). Two stat calls, no query."""
+        views on it (``core.memo``). Two stat calls, no query. An empty write-ahead log is no log: SQLite creates,
+        touches and deletes it as readers come and go, and keying on its time made every reader a new version (the
+        hosted app rebuilt every shared view and deck on most page views)."""
         out = []
         for suffix in ("", "-wal"):
             try:
                 st = os.stat(f"{self.path}{suffix}")
-                out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+                out.append((st.st_mtime_ns, st.st_size, st.st_ino) if st.st_size or not suffix else None)
             except OSError:
                 out.append(None)
         return tuple(out)

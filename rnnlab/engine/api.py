@@ -23,7 +23,8 @@ from rnnlab.engine import runner as _runner
 from rnnlab.core.record import Record, make_key, utc_now
 from rnnlab.core.store import Store
 # the package's verbs, one module per concern; importers use them from here
-from rnnlab.engine.estimates import PROBE_S, QUICK_WORK_S, WORKER_START_S, Estimate, estimate  # noqa: F401
+from rnnlab.engine.estimates import (MAX_RUN_S, MAX_WORKERS, PROBE_S, QUICK_WORK_S, WORKER_START_S, Estimate,  # noqa: F401
+                                     check_cost, estimate)
 from rnnlab.engine.importing import MAX_IMPORT_BYTES, ImportCount, import_file, read_import  # noqa: F401
 from rnnlab.engine.plan import NOT_KEYED, Plan, first_run_command, own_run_words, plan, spec_of  # noqa: F401
 from rnnlab.engine.probes import _probe_key, cached_probe, copy_probes, environment, known_env, needs_probe  # noqa: F401

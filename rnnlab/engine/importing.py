@@ -11,6 +11,11 @@ from rnnlab.core.store import Store
 
 
 MAX_IMPORT_BYTES = 50 * 2**20  # a results file larger than this is refused before it is parsed
+# What an import may add: every record stored is a row of the full appendix (``export --format pptx``), which took
+# about APPENDIX_AT_CAP on a 2-core machine with MAX_STORED records stored (3,000 imported records: not done in 300 s)
+MAX_IMPORT_RECORDS = 1000  # records in one file
+MAX_STORED = 1000  # records in the store once the import is added
+APPENDIX_AT_CAP = "2 min"
 _REASONS_SHOWN = 3  # reasons a refused import quotes
 _REASON_CHARS = 80  # each cut to this length
 
@@ -52,6 +57,10 @@ def read_import(data: bytes | str, *, name: str = "file") -> list[Record]:
         except UnicodeDecodeError:
             raise RnnlabError(f"{name}: not UTF-8 text; expected a JSON array or JSONL of rnnlab records") from None
     records = parse_records(data.removeprefix("\ufeff"), name=name)
+    if len(records) > MAX_IMPORT_RECORDS:
+        raise RnnlabError(f"{name}: {len(records):,} records; at most {MAX_IMPORT_RECORDS:,} in one import (the full "
+                          f"appendix, export --format pptx, takes about {APPENDIX_AT_CAP} at {MAX_STORED:,} stored); "
+                          "split it, nothing was imported")
     refused = [(i, ps) for i, r in enumerate(records, 1) if (ps := experiments.problems(r))]
     if refused:
         reasons = "; ".join(clip(f"record {i}: {ps[0]}", _REASON_CHARS) for i, ps in refused[:_REASONS_SHOWN])
@@ -68,6 +77,11 @@ def import_file(data: bytes | str, *, name: str = "file", store: Store | None = 
     store = store or Store()
     unique = list({r.key: r for r in records}.values())
     sources = store.sources([r.key for r in unique])
+    total = store.count() + sum(1 for r in unique if r.key not in sources)
+    if total > MAX_STORED:
+        raise RnnlabError(f"{name}: the store would hold {total:,} records; at most {MAX_STORED:,} (the full appendix, "
+                          f"export --format pptx, takes about {APPENDIX_AT_CAP} at that size); delete records or "
+                          "import into another store (RNNLAB_STORE), nothing was imported")
     added = store.put_many(unique, replace=False)
     kept_local = sum(1 for r in unique if sources.get(r.key) == "local")
     return ImportCount(added, len(unique) - added, min(kept_local, len(unique) - added))

@@ -19,6 +19,7 @@ from typing import Callable, Iterator
 
 from rnnlab.engine import api
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import fmt_left
 from rnnlab.engine.runner import Cancelled, Progress
 from rnnlab.core.record import Record, canonical_json
 
@@ -57,6 +58,17 @@ class Job:
         return max(0.0, self.expected_s - self.elapsed(now))
 
 
+def try_again(job: Job, now: float | None = None) -> str:
+    """When a visitor kept waiting by ``job`` may try again, from its estimate (``format.fmt_left``): "try again in
+    about 40 s", "try again in a minute or two (it is taking longer than estimated)"."""
+    left = fmt_left(job.expected_s, job.elapsed(now))
+    if not left:
+        return "try again in a few minutes"
+    if not left.endswith(" left"):
+        return f"try again in a minute or two (it is {left})"
+    return f"try again in {left.removesuffix(' left')}"
+
+
 def plan_key(p: api.Plan) -> str:
     return hashlib.sha256(canonical_json({"e": p.experiment, "p": [dict(x) for x in p.points],
                                           "v": list(p.variants)}).encode()).hexdigest()[:20]
@@ -86,13 +98,20 @@ class JobManager:
         with self._lock:
             return bool(self._held) or any(j.active for j in self._jobs.values())
 
-    def _refuse_if_full(self) -> None:  # under the lock
+    def _refuse_if_full(self, owner: str | None = None) -> None:  # under the lock
         running = [j for j in self._jobs.values() if j.active]
         going = len(running) + len(self._held)
-        if going >= self.max_active:
-            what = ", ".join([f"{len(running)} run(s)"] * bool(running) + self._held)
-            raise RnnlabError(f"{what} already going (at most {self.max_active} at once here);"
-                              " wait for it to finish" + (" or cancel it" if running else "") + " and try again")
+        if going < self.max_active:
+            return
+        theirs = [j for j in running if not j.owned_by(owner)]
+        if theirs:  # a hosted visitor kept waiting by someone else's run: why, and when to come back
+            raise RnnlabError(f"another visitor's run is measuring, and this demo runs one heavy process at a time "
+                              f"(at most {self.max_active} at once); {try_again(theirs[0])}")
+        what = ", ".join([f"{len(running)} run(s)"] * bool(running) + self._held)
+        left = fmt_left(running[0].expected_s, running[0].elapsed()) if running else ""
+        raise RnnlabError(f"{what} already going (at most {self.max_active} at once here);"
+                          " wait for it to finish" + (f" ({left})" if left else "")
+                          + (" or cancel it" if running else "") + " and try again")
 
     @contextlib.contextmanager
     def hold(self, what: str) -> Iterator[None]:
@@ -122,7 +141,7 @@ class JobManager:
             job = self._jobs.get(key)
             if job is not None and job.active:
                 return job
-            self._refuse_if_full()
+            self._refuse_if_full(owner)
             job = Job(key=key, plan=p, started=time.monotonic(), owner=owner, expected_s=expected_s)
             self._jobs[key] = job
         threading.Thread(target=self._work, args=(job, fresh, cluster), daemon=True, name=f"rnnlab-{key}").start()

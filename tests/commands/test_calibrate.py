@@ -53,8 +53,8 @@ def test_bad_input_is_one_line():
         calibrate.run(trials=0, env=ENV)
     with pytest.raises(RnnlabError, match="no interleaved protocol"):
         calibrate.run(experiment="seed003", env=ENV)
-    with pytest.raises(RnnlabError, match="--keep"):
-        outpath.check("/dev/full", flag="--keep")  # a device: refused before anything is measured
+    with pytest.raises(RnnlabError, match="no such folder"):
+        outpath.check("/nonexistent/dir/x.json", flag="--keep")  # calibrate --keep's check (core/outpath.py)
     for bad in ("x", "-1", "1,,2", "65"):
         with pytest.raises(RnnlabError, match="--contend"):
             calibrate.contend_levels(bad)

@@ -291,6 +291,31 @@ def test_the_version_changes_with_every_write_by_any_writer_and_not_with_reads(t
     assert s.version() != v2
 
 
+def test_readers_at_once_never_change_the_version(tmp_path):
+    """SQLite creates, touches and deletes an empty write-ahead log as readers come and go: not a new version (it
+    was: the hosted app rebuilt its shared views on most page views)."""
+    import threading
+
+    s = Store(tmp_path / "r.sqlite", warn=lambda m: None)
+    s.put(rec(1))
+    v0, seen = s.version(), set()
+
+    def reader():
+        for _ in range(30):
+            s.records()
+            s.meta_get("x")
+            seen.add(s.version())
+
+    threads = [threading.Thread(target=reader) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {v0}
+    s.put(rec(2))
+    assert s.version() != v0
+
+
 def test_stored_rows_that_json_cannot_hold_are_skipped_when_browsing(tmp_path):
     path = tmp_path / "r.sqlite"
     s = Store(path, warn=lambda m: None)

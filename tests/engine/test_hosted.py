@@ -10,7 +10,7 @@ import pytest
 
 from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
-from rnnlab.engine import api, hosted, runner
+from rnnlab.engine import api, hosted, jobs, runner
 from rnnlab.engine.jobs import Job, JobManager
 
 
@@ -134,6 +134,29 @@ def test_only_the_session_that_started_a_run_may_cancel_it():
         release.set()
     unowned = Job(key="k", plan=plan, started=0.0)  # a run started outside hosted mode: any tab may cancel
     assert unowned.owned_by(None) and unowned.owned_by("anyone") and unowned.expected_left() is None
+
+
+def test_a_visitor_kept_waiting_is_told_why_and_when_to_try_again():
+    """Five visitors press Run at once: one run starts; the others' different plans are refused saying whose run
+    holds the one slot and when to come back (from its estimate), never offered its Cancel."""
+    mgr, release = _blocking_manager()
+    plans = [api.plan("unroll", overrides={"units": 8 + i}, variants=["tf1_static"]) for i in range(5)]
+    job = mgr.submit(plans[0], owner="visitor-0", expected_s=90.0)
+    try:
+        for i in range(1, 5):
+            with pytest.raises(RnnlabError) as refused:
+                mgr.submit(plans[i], owner=f"visitor-{i}")
+            said = str(refused.value)
+            assert said.startswith("another visitor's run is measuring, and this demo runs one heavy process at a "
+                                   "time (at most 1 at once); try again in about "), said
+            assert "cancel" not in said and said.endswith(" s"), said
+        assert [j.key for j in mgr.active()] == [job.key]
+        job.started -= 200  # past its estimate
+        assert jobs.try_again(job) == "try again in a minute or two (it is taking longer than estimated)"
+        job.expected_s = None
+        assert jobs.try_again(job) == "try again in a few minutes"
+    finally:
+        release.set()
 
 
 def test_a_failed_conversion_frees_its_slot():

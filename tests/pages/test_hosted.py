@@ -136,8 +136,12 @@ def test_an_upload_is_shown_to_that_session_only_and_never_stored():
 
 def test_an_oversized_upload_is_refused_with_one_line(monkeypatch):
     monkeypatch.setenv("RNNLAB_HOSTED_MAX_IMPORT_RECORDS", "3")
-    monkeypatch.setenv("RNNLAB_HOSTED_MAX_IMPORT_MB", "1")  # (the uploader's own size cap is set from it too)
+    monkeypatch.setenv("RNNLAB_HOSTED_MAX_IMPORT_MB", "1")
     at = app("pages/results.py")
+    # the widget itself lets a file over the demo's cap through (its own refusal is a red chip, the reason in a
+    # tooltip), so the page says why below; the cap is said before anything is uploaded
+    assert at.file_uploader(key="results.upload").proto.max_upload_size_mb >= 50  # the server's own cap
+    assert any("at most 1 MB and 3 records per visit" in plain(c.value) for c in at.caption)
     _upload(at, "many.json", _records_file(5))
     no_errors(at)
     msgs = [plain(e.value) for e in at.error]
@@ -180,6 +184,45 @@ def test_a_conversion_is_refused_while_a_run_goes(monkeypatch):
         with pytest.raises(RnnlabError, match="already going"):
             with manager().hold("a checkpoint conversion"):
                 pass
+    finally:
+        release.set()
+        for _ in range(300):
+            if not job.active:
+                break
+            threading.Event().wait(0.02)
+
+
+QUERY = {"variants": "tf1_static", "units": "8", "seq_len": "10", "batch": "2"}  # nothing stored or bundled
+
+
+@pytest.mark.parametrize("same", [False, True])
+def test_a_visitor_kept_waiting_by_another_visitors_run_is_told_why_and_when(monkeypatch, same):
+    """Another visitor's run holds the one slot: the page says so where its results will be, and when to try again
+    (from that run's estimate), never "Measuring" as if it were this visitor's own run."""
+    import threading
+
+    from rnnlab.engine.hosted import check
+    from ui.jobs import manager
+
+    release = threading.Event()
+    monkeypatch.setattr(api, "run", lambda *a, **k: release.wait(30) or [])
+    from rnnlab.present.unrolling import SEED  # the page's settings where the URL names none
+
+    theirs = api.plan("unroll", overrides={**SEED, "units": 8 if same else 9, "seq_len": 10, "batch": 2},
+                      variants=["tf1_static"])
+    job = manager().submit(check(theirs), owner="another-visitor", expected_s=90.0)
+    try:
+        at = app("pages/unrolling.py", QUERY)
+        no_errors(at)
+        said = [plain(i.value) for i in at.info]
+        assert not any(s.startswith("Measuring") for s in said), said
+        if same:
+            assert any("Another visitor's run is measuring these same settings: the table and charts appear here "
+                       "when it ends (about " in s for s in said), said
+        else:
+            assert any("Another visitor's run is measuring, and this demo runs one heavy process at a time, so yours "
+                       "has not started: try again in about " in s for s in said), said
+        assert at.button(key="unroll.run").disabled
     finally:
         release.set()
         for _ in range(300):
