@@ -12,7 +12,7 @@ from rnnlab.core.store import Store
 
 MAX_IMPORT_BYTES = 50 * 2**20  # a results file larger than this is refused before it is parsed
 _REASONS_SHOWN = 3  # reasons a refused import quotes
-_REASON_CHARS = 80  # each cut to this length
+_REASON_CHARS = 80  # each cut to this length (a value inside one is quoted at most 40 characters)
 
 
 class ImportCount(int):
