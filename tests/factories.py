@@ -87,9 +87,12 @@ def record(experiment: str, variant: str, params: dict | None = None, rounds=(),
     call, unless ``key`` / ``created_at`` are given."""
     i = next(_n)
     rounds = tuple(dict(r) for r in rounds)
+    params = dict(params or {})
+    if len(rounds) > params.get("rounds", 1):  # as a run writes it: no more rounds than it asked for
+        params["rounds"] = len(rounds)
     when = f"{day}T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"
     return Record(key=key or hashlib.sha256(f"factory{i}".encode()).hexdigest(), experiment=experiment,
-                  variant=variant, params=dict(params or {}),
+                  variant=variant, params=params,
                   metrics={} if error else stats.combine_rounds(list(rounds)) if rounds else dict(metrics),
                   env=dict(env), created_at=created_at or when, details=dict(details or {}), source=source,
                   rounds=rounds, error=error)

@@ -4,6 +4,7 @@ every accepted record must get through (tests/commands/test_read_fuzz.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
 import json
@@ -101,7 +102,8 @@ def _round_metrics(rng: random.Random, d: dict) -> None:
 
 def _every_metric(rng: random.Random, d: dict) -> None:
     v = rng.choice(NUMBERS)
-    for block in [d.get("metrics")] + list(d.get("rounds") or []):
+    rounds = d.get("rounds")
+    for block in [d.get("metrics")] + (rounds if isinstance(rounds, list) else []):
         if isinstance(block, dict):
             for k in block:
                 block[k] = v
@@ -111,11 +113,9 @@ def mutate(rng: random.Random, record: dict) -> dict:
     d = copy.deepcopy(record)
     for _ in range(rng.choice([1, 1, 1, 2, 3])):
         op = rng.randrange(10)
-        if op == 0:
-            _every_metric(rng, d)
-            continue
-        if op == 1:
-            _round_metrics(rng, d)
+        if op in (0, 1):  # a field an earlier step made odd (rounds: true) is left as it is
+            with contextlib.suppress(TypeError, ValueError, AttributeError):
+                (_every_metric if op == 0 else _round_metrics)(rng, d)
             continue
         paths = [p for p in _paths(d) if p]
         path = rng.choice(paths)
@@ -140,6 +140,99 @@ def mutate(rng: random.Random, record: dict) -> dict:
     return d
 
 
+# -- records drawn from the schema (experiments/schema.py) ----------------------------------------------------------
+def _draw(rng: random.Random, shape: Any, *, valid: bool = True, depth: int = 0) -> Any:
+    """A value of ``shape`` (``valid``), or one just outside it: off its range, of another type, a key too many."""
+    from rnnlab.experiments import schema as S
+
+    if not valid:
+        if isinstance(shape, S.Range):
+            return rng.choice([shape.lo - 1, shape.hi * 10, shape.lo if shape.open_low else -1e-9, 1e308, True,
+                               str(shape.hi), [shape.hi], 1.5 if shape.integer else None])
+        if isinstance(shape, S.Closed):
+            return dict(_draw(rng, shape, depth=depth), **{rng.choice(TEXT): 1})
+        return copy.deepcopy(rng.choice(ODD + [1e308, -1, "x" * 300, "a\u202eb", 7]))
+    if isinstance(shape, S.Or):
+        return _draw(rng, rng.choice(shape.shapes), depth=depth)
+    if isinstance(shape, S.Range):
+        x = rng.choice([shape.lo, shape.hi, rng.uniform(shape.lo, min(shape.hi, 1e4))])
+        x = x if not (shape.open_low and x == shape.lo) else shape.lo + 1e-3
+        return int(x) if shape.integer else float(x)
+    if shape in (S.NUM, S.INT):
+        return rng.choice([0, 1, 3, 0.5, 1e6])
+    if shape is S.STR:
+        return rng.choice(["quiet", "AMD EPYC, 2 cores", "2.21.0", "CPU", "<b>x</b>", "=1+1", "é" * 30, "🙂"])
+    if shape in (S.BOOL, S.NULL) or shape is S.ANY:
+        return {S.BOOL: rng.random() < 0.5, S.NULL: None}.get(shape, rng.choice([1, "a", None]))
+    if isinstance(shape, list) or depth > 4:
+        return [_draw(rng, shape[0], depth=depth + 1) for _ in range(rng.randrange(4))] if isinstance(shape, list) \
+            else None
+    if isinstance(shape, S.Map):
+        return {f"k{j}": _draw(rng, shape.value, depth=depth + 1) for j in range(rng.randrange(3))}
+    return {k: _draw(rng, v, depth=depth + 1) for k, v in shape.items() if rng.random() < 0.8}
+
+
+def _paired(rng: random.Random, d: dict, *, valid: bool) -> Any:
+    """details.paired drawn from ``schema.PAIRED``: sessions of series (a metric's windows, @ref, @other), a list of
+    windows per round; invalid: one window off its range, one level too deep or too shallow, a round too many."""
+    from rnnlab.experiments import schema as S
+
+    rounds = d["params"].get("rounds", 1) if isinstance(d["params"].get("rounds"), int) else 1
+    metrics = [m for m in ("fwd_ms", "train_ms", "build_s") if m in d["metrics"]] or ["fwd_ms"]
+    out = {}
+    for s in range(rng.randrange(1, 3)):
+        out[f"{rng.getrandbits(48):012x}"] = {
+            m + suffix: [[_draw(rng, shape) for _ in range(rng.randrange(6))] for _ in range(rng.randrange(rounds) + 1)]
+            for m in metrics for suffix, shape in S.PAIRED.items() if rng.random() < 0.8}
+    if not valid:
+        series = [w for sess in out.values() for w in sess.values() if w and w[0]]
+        how = rng.randrange(4)
+        if how == 0 or not series:
+            return rng.choice([True, "windows", [1.0], 1.0, {"s": [[1.0]]}, {"s": {"fwd_ms": [1.0]}}])
+        w = rng.choice(series)
+        if how == 1:
+            w[0][0] = _draw(rng, S.WINDOW, valid=False)
+        elif how == 2:
+            w[0][0] = [w[0][0]]
+        else:
+            w.extend([[1.0]] * (rounds + 1 - len(w)))
+    return out
+
+
+def from_schema(rng: random.Random, base: dict) -> dict:
+    """A bundled record whose env, ``params.threads``, ``details.condition``, ``details.paired`` and ``rounds`` are
+    drawn from ``experiments.schema``: all valid, or one of them just outside its shape."""
+    from rnnlab.experiments import schema as S
+
+    d = copy.deepcopy(base)
+    bad = rng.choice(["env", "threads", "condition", "paired", "rounds", None, None, None, None])
+    d["env"] = {k: _draw(rng, v) for k, v in S.ENV.items() if rng.random() < 0.9}
+    d["env"]["machine"] = rng.choice(["AMD EPYC, 2 cores", "<script>alert(1)</script>", '=HYPERLINK("x")', "m é"])
+    if bad == "env":
+        d["env"][rng.choice(list(S.ENV) + ["extra"])] = _draw(rng, S.ENV.get("cores"), valid=False)
+    if rng.random() < 0.5 or bad == "threads":
+        d["params"]["threads"] = _draw(rng, S.EXTRA_PARAMS["threads"], valid=bad != "threads")
+    if rng.random() < 0.5 or bad == "condition":
+        d["details"]["condition"] = _draw(rng, S.CONDITION, valid=bad != "condition")
+    if d["metrics"] and (rng.random() < 0.6 or bad == "paired"):
+        d["details"]["paired"] = _paired(rng, d, valid=bad != "paired")
+    if bad == "rounds":
+        d["rounds"] = rng.choice([False, 0, "", {}, None, [1], (d["rounds"] or [d["metrics"]]) * 9000])
+    return d
+
+
+def case(seed: int, i: int, base: list[dict]) -> dict:
+    """Case ``i`` of run ``seed``: the same record whenever it is asked for (a resumed run draws no earlier case).
+    Even cases mutate a bundled record (``mutate``), odd ones draw from the schema (``from_schema``)."""
+    rng = random.Random(f"{seed}:{i}")
+    d = (mutate if i % 2 == 0 else from_schema)(rng, rng.choice(base))
+    if rng.random() < 0.9:  # else it keeps its key: the store must keep the record it already holds
+        import hashlib
+
+        d["key"] = hashlib.sha256(f"fuzz{seed}:{i}".encode()).hexdigest()
+    return d
+
+
 def generate(seed: int, n: int) -> list[dict]:
     rng = random.Random(seed)
     base = bundled()
@@ -156,9 +249,10 @@ PAGES = ("unrolling", "varlen", "pitfalls", "migrate", "claims", "overview")
 REPORTS = ("unrolling", "varlen", "pitfalls", "migrate", "claims")
 
 
-def readers(store, out_dir: Path, *, heavy: bool) -> list[tuple[str, Callable[[], Any]]]:
+def readers(store, out_dir: Path, *, heavy: bool, reports: bool = True) -> list[tuple[str, Callable[[], Any]]]:
     """(name, call) for every read command and page view over the store; ``heavy`` adds the full exports and a
-    talk deck (pptx renders each chart)."""
+    talk deck (pptx renders each chart); ``reports=False`` leaves out each topic's full report (``export
+    --experiment``: seconds over a few hundred records of many configurations)."""
     from rnnlab.commands import claims, export, results
     from rnnlab.judge import select
     from rnnlab.present import deck
@@ -174,7 +268,7 @@ def readers(store, out_dir: Path, *, heavy: bool) -> list[tuple[str, Callable[[]
         calls.append((f"{page}.view", lambda page=page: deck.talk(deck.page_view(page, recs))))
         calls.append((f"export --view {page} --format md",
                       lambda page=page: export.run(fmt="md", view=page, out=str(out_dir / f"{page}.md"), store=store)))
-    for topic in REPORTS:
+    for topic in REPORTS if reports or heavy else ():
         calls.append((f"{topic}.report",
                       lambda topic=topic: importlib.import_module(f"rnnlab.present.{topic}").report(recs)))
     calls.append(("results page", lambda: (results_page.frame(recs), results_page.by_machine(recs),

@@ -11,16 +11,11 @@ from typing import Iterator
 import streamlit as st
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.format import md_escape  # noqa: F401 -- pages import it from here
 from rnnlab.core.store import Store, default_path
 
 from . import nav
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
-
-
-def md_escape(text: object) -> str:
-    """Text from a URL, a file or an error, shown literally inside Markdown (no links, images, emphasis)."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
 
 
 @contextlib.contextmanager

@@ -209,6 +209,25 @@ def csv_safe(value: object) -> object:
         return "'" + value
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+_MD_RAW = re.compile(r"<|(?<=\])\(|&(?=#?\w+;)|(?<![\w\\])(?:[=@](?=\S)|\+(?=[A-Za-z]))")
+_MD_ENTITY = {"<": "&lt;", "&": "&amp;"}  # no tag opens without "<" (so "->" stays as it is)
+
+
+def md_escape(text: object) -> str:
+    """Text from a URL, a file or an error shown literally inside Markdown that a page renders (no links, images,
+    emphasis, HTML): a backslash before every Markdown sign."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def md_text(text: object) -> str:
+    """Text written into an exported Markdown file (``exporters.md``: every title, caption, cell, takeaway and
+    provenance line): readable as it is, yet never raw HTML (``<script>`` as ``&lt;script>``), never a link or an
+    image (``[x]\\(url)``), and a word starting like a spreadsheet formula (``=HYPERLINK(``, ``+cmd``, ``@SUM``; not ``-``, which starts
+    every command-line flag) gets a backslash, which Markdown does not show and a spreadsheet the table is pasted into does not run."""
+    return _MD_RAW.sub(lambda m: _MD_ENTITY.get(m.group(), "\\" + m.group()), str(text))
+
+
 def sentence_start(text: str) -> str:
     """A sentence that now stands on its own ("the Keras layer builds ..." after its "On <machine>, " went to a
     lead-in) with a capital, unless it starts with code (``static_rnn``, ``tf.function``, ``keras_cell``), which

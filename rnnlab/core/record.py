@@ -104,17 +104,18 @@ class Record:
         if d["error"] is not None and not isinstance(d["error"], str):
             raise RnnlabError(f"{where}: field 'error' must be null or a string")
         metrics = _numbers(d["metrics"], f"{where}: metric")
-        rounds = d.get("rounds") or []
+        rounds = d.get("rounds", [])  # false, 0, "" or {} are not an empty list: refused
         if not isinstance(rounds, list) or not all(isinstance(r, dict) for r in rounds):
-            raise RnnlabError(f"{where}: field 'rounds' must be a list of objects")
+            raise RnnlabError(f"{where}: field 'rounds' must be a list of objects (one per round), got"
+                              f" {_kind(rounds)}")
         rounds = tuple(_numbers(r, f"{where}: round {i + 1}'s metric") for i, r in enumerate(rounds))
-        details = d.get("details") or {}
+        details = d.get("details", {})
         if not isinstance(details, dict):
-            raise RnnlabError(f"{where}: field 'details' must be an object")
+            raise RnnlabError(f"{where}: field 'details' must be an object, got {_kind(details)}")
         try:
             datetime.fromisoformat(d["created_at"].replace("Z", "+00:00"))
         except ValueError:
-            raise RnnlabError(f"{where}: created_at {d['created_at']!r} is not an ISO-8601 time") from None
+            raise RnnlabError(f"{where}: created_at {_short(d['created_at'])} is not an ISO-8601 time") from None
         source = d.get("source", "local")
         return cls(key=d["key"], experiment=d["experiment"], variant=d["variant"], params=dict(d["params"]),
                    metrics=metrics, env=dict(d["env"]), created_at=d["created_at"], error=d["error"],
@@ -134,7 +135,15 @@ def finite_number(v: Any) -> float | None:
 
 
 def _short(v: Any) -> str:
+    """A value quoted in an error: at most 40 characters (a 1 MB field is never echoed whole)."""
     return clip(repr(v), 40) if not isinstance(v, int) or abs(v) < 10**30 else "a number too large"
+
+
+def _kind(v: Any) -> str:
+    """A JSON value's type in words, quoting a short scalar: "a list", "false", "0", "''"."""
+    if isinstance(v, (list, dict)):
+        return f"{'a list' if isinstance(v, list) else 'an object'} ({_short(v)})"
+    return _short(v) if v is not None else "null"
 
 
 def _numbers(values: dict, what: str) -> dict[str, float]:
@@ -142,7 +151,7 @@ def _numbers(values: dict, what: str) -> dict[str, float]:
     for name, v in values.items():
         f = finite_number(v)
         if f is None:
-            raise RnnlabError(f"{what} {name!r} must be a finite number, got {_short(v)}")
+            raise RnnlabError(f"{what} {_short(name)} must be a finite number, got {_short(v)}")
         out[str(name)] = f
     return out
 
@@ -153,10 +162,10 @@ def upgrade(d: dict, *, where: str = "record") -> dict:
     if not isinstance(v, int) or isinstance(v, bool):
         raise RnnlabError(f"{where}: no integer 'schema' field; is this an rnnlab results file?")
     if v > SCHEMA:
-        raise RnnlabError(f"{where}: written by a newer rnnlab (record schema {v}, this one reads up to {SCHEMA});"
+        raise RnnlabError(f"{where}: written by a newer rnnlab (record schema {_short(v)}, this one reads up to {SCHEMA});"
                           " upgrade rnnlab to read it")
     if v < 1:
-        raise RnnlabError(f"{where}: unknown record schema {v}")
+        raise RnnlabError(f"{where}: unknown record schema {_short(v)}")
     if v == 1:
         d = _upgrade_to_2(d)
     return d

@@ -17,7 +17,7 @@ MAX_IMPORT_RECORDS = 1000  # records in one file
 MAX_STORED = 1000  # records in the store once the import is added
 APPENDIX_AT_CAP = "2 min"
 _REASONS_SHOWN = 3  # reasons a refused import quotes
-_REASON_CHARS = 80  # each cut to this length
+_REASON_CHARS = 80  # each cut to this length (a value inside one is quoted at most 40 characters)
 
 
 class ImportCount(int):

@@ -2,16 +2,22 @@
 path (``judge.select.combined``) leaves out. ``core.record.Record.from_dict`` checks the structure (fields, types,
 JSON numbers); this module checks every value against the registry and against what the workers write:
 
-- **Text.** Every string (keys included, at any depth) is Unicode without lone surrogates or control characters;
-  ``details`` strings and ``error`` may hold newlines and tabs (captured code and errors), nothing else may. Names
-  and env fields are at most ``LINE_CHARS`` characters, ``details`` strings at most ``TEXT_CHARS``.
+- **Text.** Every string (keys included, at any depth) is Unicode without lone surrogates, control characters or
+  invisible format characters (bidi overrides U+202A-202E, U+2066-2069, marks U+200E/F, zero-width U+200B-200D,
+  U+FEFF: Unicode's category Cf), which could make a machine name read as something it is not in a table, a slide or
+  the terminal. This is the one rule for such text: refused here, at the door (``import``), and left out by the read
+  path, so no output format needs to escape it. ``details`` strings and ``error`` may hold newlines and tabs
+  (captured code and errors), nothing else may. Names and env fields are at most ``LINE_CHARS`` characters,
+  ``details`` strings at most ``TEXT_CHARS``.
 - **Numbers.** Each metric within the bounds of its unit (``bounds``): a time at least a nanosecond (a build may
   take zero: an eager model builds nothing) and under a day, a rate above zero, a share 0..1 or 0..100, a count or
   difference never negative; nothing near a float's overflow or underflow. Each round's metric names are the
   record's (``max_abs_diff`` is added after the rounds: ``AFTER_ROUNDS``), each round's values obey the same bounds,
   the record's figure lies within its rounds' range (their median) and the rounds agree within ``ROUND_SPREAD``.
-- **details.** The keys readers read have the shapes the workers write (``DETAILS``); other keys are only checked
-  as text and numbers. Depth and size are bounded.
+- **Shapes** (``experiments.schema``, the schema defined once): env fields (``ENV``), params beyond the
+  experiment's own (``EXTRA_PARAMS``), ``rounds`` (at most ``params.rounds`` of them), ``details.paired``
+  (``PAIRED``) and the details keys readers read (``DETAILS``); other details keys are only checked as text and
+  numbers. Depth and size are bounded. A problem quotes a value or key cut to ``NAME_CHARS`` characters.
 
 Each problem starts with the field it is about ("metrics.fwd_ms: ...", "env.machine: ...") so the import's message
 names it and the read path's warning groups by it.
@@ -25,7 +31,10 @@ from typing import Any
 
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.params import IMPLIED
+from rnnlab.core.format import METRICS, clip
 from rnnlab.core.record import Record, finite_number
+from rnnlab.experiments.schema import (ANY, DETAILS, ENV, ENV_OTHER, EXTRA_PARAMS, INT, MAX_WINDOWS, NUM, PAIRED,
+                                       Closed, Map, Or, Range)
 
 LINE_CHARS = 200  # a name, a param's or an env field's text
 ERROR_CHARS = 4000  # a failed variant's reason
@@ -37,7 +46,7 @@ TINY = 1e-9  # the shortest time (s) or the lowest rate a measurement can plausi
 SMALLEST = 1e-30  # a nonzero figure below this is no measurement (and its ratios overflow)
 ROUND_SPREAD = 1000.0  # how far apart one measurement's rounds may plausibly be
 AFTER_ROUNDS = ("max_abs_diff",)  # metrics computed from the rounds' outputs, so absent from each round
-_ENV_NUMBERS = {"cores": (1, 1e5), "matmul_gflops": (0, 1e9)}  # env fields read as numbers (machine classes)
+NAME_CHARS = 40  # a key or name quoted in a problem
 _MULTILINE_OK = {"\n", "\t"}
 
 
@@ -52,7 +61,14 @@ def text_problem(s: str, *, multiline: bool = False, limit: int = LINE_CHARS) ->
             return f"a lone surrogate (U+{ord(ch):04X}) is not valid Unicode"
         if cat in ("Cc", "Zl", "Zp") and not (multiline and ch in _MULTILINE_OK):
             return f"holds a control character (U+{ord(ch):04X})"
+        if cat == "Cf":
+            return f"holds an invisible format character (U+{ord(ch):04X}, bidi or zero-width)"
     return None
+
+
+def _name(k: Any) -> str:
+    """A key or value as a problem quotes it: at most ``NAME_CHARS`` characters."""
+    return clip(k, NAME_CHARS)
 
 
 # -- numbers -----------------------------------------------------------------------------------------------------
@@ -97,75 +113,9 @@ def _num(f: float) -> str:
 
 
 # -- details -----------------------------------------------------------------------------------------------------
-class Map:
-    """A JSON object whose keys are free text and whose values all have one shape."""
-
-    def __init__(self, value):
-        self.value = value
-
-
-class Or:
-    def __init__(self, *shapes):
-        self.shapes = shapes
-
-
-ANY = object()
-NUM, INT, STR, BOOL, NULL = float, int, str, bool, type(None)
-OPT_STR = Or(STR, NULL)
-_CHECK = {"checked": INT, "ok": BOOL, "row": Or(INT, NULL), "step": Or(INT, NULL), "worst": NUM}
-_NOTES = {"RNN": STR, "keras": STR, "tf1_cell_weights": [STR], "loop_ops": [STR], "cudnn_ops": [STR],
-          "keras3_layer_trainable_weights": Or(NUM, STR), "symbolic_shape": [Or(NUM, NULL)]}
-_SCENARIO = {"TF_USE_LEGACY_KERAS": OPT_STR, "error": OPT_STR, "error_type": OPT_STR, "failed_at": OPT_STR,
-             "notes": _NOTES, "result": STR, "steps": [STR], "versions": Map(STR)}
-_CASE = {"builds": BOOL, "case": STR, "cell": STR, "check_passed": BOOL, "constructed": BOOL, "error": OPT_STR,
-         "error_line": OPT_STR, "error_lineno": Or(INT, NULL), "error_summary": OPT_STR, "error_type": OPT_STR,
-         "code": STR, "result": STR, "input_dim": INT}
-_SPEC = {"cell": STR, "scope": STR, "input_dim": NUM, "units": NUM, "layers": NUM, "multi_rnn_cell": BOOL,
-         "ignored": [STR], "other_stacks": [STR],
-         "cells": [{"cell": STR, "index": NUM, "input_dim": NUM, "scope": STR, "tf1_class": STR, "units": NUM,
-                    "unsupported": [STR], "variables": Map(STR)}]}  # tf/convert.py's Stack.to_dict
-
-# details key -> the shape its workers write (rnnlab/experiments/*.py, rnnlab/tf/*; read by rnnlab/present and
-# rnnlab/judge). One table for every experiment: a key means the same wherever it appears.
-DETAILS: dict[str, Any] = {
-    # every measuring experiment (engine/api.py, tf/measure.py)
-    "device": STR, "dtype": STR, "kernel": STR, "label": STR, "peak_mem_method": STR, "keras_dtype_policy": STR,
-    "fwd_flops": NUM, "graph_nodes_functions": NUM, "graph_nodes_top": NUM, "matmul_gflops": NUM, "repeats": NUM,
-    "warmup": NUM, "rounds": NUM, "worker_wall_s": NUM, "parallel_iterations": NUM, "seq_len": NUM, "first_n": NUM,
-    "masked": BOOL, "swap_memory": BOOL, "time_major": BOOL, "xla": BOOL, "transient": BOOL,
-    "lengths": Or([NUM], {"max": NUM, "mean": NUM, "min": NUM}), "loadavg": [[NUM]],
-    "failed_rounds": Or(NUM, [ANY]), "nonfinite_metrics": Map(STR),
-    # varlen
-    "checks": Map(_CHECK), "zero_output_for_mask_true": Map(BOOL), "gpu_kernel": STR, "reference": STR,
-    "cudnn_mask": Map({"note": STR, "ok": BOOL, "reason": STR}),
-    "heatmap": {"axes": [STR], "lengths": [NUM], "rows": [NUM], "steps": [NUM], "z": [[NUM]]},
-    "implementation": Map(STR), "observed_steps": Or([NUM], STR), "past_length_outputs": STR,
-    # padding, seed003, training
-    "bucket_boundaries": [NUM], "epoch_fwd_s": [NUM], "epoch_train_s": [NUM], "model": STR,
-    "plan": {"batches": NUM, "loop_steps": NUM, "loop_wasted_pct": NUM, "padded_steps": NUM, "real_steps": NUM,
-             "sequences": NUM, "shapes": [[NUM]], "strategy": STR, "wasted_pct": NUM},
-    "traces": Map(Map(NUM)), "probe": Map(NUM), "seed_claims": Map(NUM), "control_flow_v2": BOOL,
-    "global_step": NUM, "loss_first": NUM, "loss_last": NUM, "not_reproduced": STR,
-    "acc_curve": [NUM], "loss_curve": [NUM], "epoch_times_s": [NUM], "batches": STR, "target_acc": NUM,
-    "dataset": {"classes": NUM, "features": NUM, "n_test": NUM, "n_train": NUM, "name": STR, "source": STR,
-                "steps": NUM},
-    "optimizer": {"beta1": NUM, "beta2": NUM, "epsilon": NUM, "lr": NUM, "name": STR},
-    # pitfalls
-    "builds": BOOL, "cases": [_CASE], "cell_used": STR, "check": STR, "check_passed": BOOL, "error": OPT_STR,
-    "error_line": OPT_STR, "error_lineno": Or(INT, NULL), "error_summary": OPT_STR, "error_type": OPT_STR,
-    "explanation": STR, "input_dim_diff_case": NUM, "keras_version": STR, "result": STR, "stage": OPT_STR,
-    "tf_version": STR,
-    # migrate
-    "atol": NUM, "checkpoint_variables": [STR], "correction": STR, "cpu_path": STR,
-    "cudnn_rules": {"eligible": BOOL, "reasons": [STR]}, "diffs": Map(NUM), "keras3_code": STR,
-    "keras_file_mb": NUM, "keras_while_loop": STR, "no_equivalent": [STR], "not_checked": [STR],
-    "refused": Map(STR), "scenarios": Map(_SCENARIO), "spec": _SPEC, "summary": STR, "tf1": STR,
-    # knobs, precision
-    "knob": Or(STR, Map(Or(NUM, BOOL, STR))), "max_abs_diff_note": STR, "seed_code": STR, "seed_code_error": STR,
-    "seed_code_error_unknown_time": STR, "what_runs": STR, "compute_dtype": STR, "cpu_flags_checked": [STR],
-    "cpu_flags_read": BOOL, "loss_scale": NUM, "path": STR, "policy_code": STR, "policy_keras": STR,
-    "policy_output_dtype": STR, "policy_variable_dtypes": [STR], "policy_error": STR,
-}
+def _quote(v: Any) -> str:
+    """`` 1e+308``, `` [1, 2]``, `` '0.1'``: a short value after its kind, cut to ``NAME_CHARS``."""
+    return "" if v is None or isinstance(v, dict) else f" {_name(repr(v))}"
 
 
 def _kind(v: Any) -> str:
@@ -183,6 +133,10 @@ def _fits(v: Any, shape: Any) -> bool:
         return isinstance(v, (int, float)) and not isinstance(v, bool)
     if shape is INT:
         return isinstance(v, int) and not isinstance(v, bool)
+    if isinstance(shape, Range):
+        return shape.holds(v)
+    if isinstance(shape, Closed) and isinstance(v, dict) and set(v) - set(shape):
+        return False
     if isinstance(shape, type):
         return isinstance(v, shape)
     if isinstance(shape, list):
@@ -206,11 +160,15 @@ def _shape_problem(v: Any, shape: Any, where: str) -> str | None:
         for i, x in enumerate(v):
             if not _fits(x, shape[0]):
                 return _shape_problem(x, shape[0], f"{where}[{i}]")
+    if isinstance(v, dict) and isinstance(shape, Closed) and set(v) - set(shape):
+        return f"{where}.{_name(sorted(set(v) - set(shape))[0])}: not a field of {where} ({', '.join(shape)})"
+    if isinstance(shape, Range) and not isinstance(v, (list, dict, str)):
+        return f"{where}: {_name(v)} is not {shape.words()}"
     if isinstance(v, dict) and isinstance(shape, (Map, dict)):
         for k, x in v.items():
             s = shape.value if isinstance(shape, Map) else shape.get(k, ANY)
             if not _fits(x, s):
-                return _shape_problem(x, s, f"{where}.{k}")
+                return _shape_problem(x, s, f"{where}.{_name(k)}")
     return f"{where}: {_kind(v)} is not what the experiment writes here"
 
 
@@ -240,7 +198,7 @@ def _walk(v: Any, where: str, depth: int, out: list[str], count: list[int], *, m
                 if p:
                     out.append(f"{where}: a key {p}")
                     return
-            _walk(x, f"{where}.{k}" if isinstance(v, dict) else f"{where}[{k}]", depth + 1, out, count,
+            _walk(x, f"{where}.{_name(k)}" if isinstance(v, dict) else f"{where}[{k}]", depth + 1, out, count,
                   multiline=multiline)
 
 
@@ -258,6 +216,53 @@ def details_problems(details: dict) -> list[str]:
     return []
 
 
+def paired_problems(record: Record) -> list[str]:
+    """``details.paired``: {session: {series: [[window, ...] per round]}}, exactly that deep; a series is one of
+    the record's metrics (or ``format.METRICS``) with a suffix of ``PAIRED``; at most ``params.rounds`` rounds."""
+    paired = record.details.get("paired")
+    if paired is None and "paired" not in record.details:
+        return []
+    if not isinstance(paired, dict):
+        return [f"details.paired: {_kind(paired)}, not {{session: {{metric: [[windows] per round]}}}}"]
+    known, cap = set(record.metrics) | set(METRICS), _planned_rounds(record)
+    for sid, series in paired.items():
+        where = f"details.paired.{_name(sid)}"
+        if not isinstance(series, dict):
+            return [f"{where}: {_kind(series)}, not {{metric: [[windows] per round]}}"]
+        for name, per_round in series.items():
+            p = _series_problem(name, per_round, known, cap)
+            if p:
+                return [f"{where}.{_name(name)}{p}"]
+    return []
+
+
+def _series_problem(name: str, per_round: Any, known: set, cap: int) -> str | None:
+    base, at, suffix = name.partition("@")
+    shape = PAIRED.get(at + suffix)
+    if shape is None or base not in known:
+        return f": not a metric's windows (or {', '.join(s for s in PAIRED if s)})"
+    if not isinstance(per_round, list):
+        return f": {_kind(per_round)}, not a list of rounds' windows"
+    if len(per_round) > cap:
+        return f": {len(per_round):,} rounds of windows, more than params.rounds={cap}"
+    for i, windows in enumerate(per_round):
+        if not isinstance(windows, list):
+            return f"[{i}]: {_kind(windows)}, not a round's list of windows"
+        if len(windows) > MAX_WINDOWS:
+            return f"[{i}]: more than {MAX_WINDOWS:,} windows"
+        for j, x in enumerate(windows):
+            if not shape.holds(x) or finite_number(x) is None:
+                got = _name(x) if finite_number(x) is not None else _kind(x) + _quote(x)
+                return f"[{i}][{j}]: {got} is not {shape.words()}"
+    return None
+
+
+def _planned_rounds(record: Record) -> int:
+    """The rounds the record's params asked for (``IMPLIED``'s 1 when it predates rounds)."""
+    n = record.params.get("rounds", IMPLIED["rounds"])
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else IMPLIED["rounds"]
+
+
 # -- the record --------------------------------------------------------------------------------------------------
 def problems(record: Record, registry: dict, *, unknown_params: bool = True) -> list[str]:
     """See ``experiments.problems`` (which passes the registry)."""
@@ -267,10 +272,10 @@ def problems(record: Record, registry: dict, *, unknown_params: bool = True) -> 
             return [f"{name}: {p}"]
     exp = registry.get(record.experiment)
     if exp is None:
-        return [f"experiment={record.experiment!r} is not known; known: {', '.join(registry)}"]
+        return [f"experiment={_name(repr(record.experiment))} is not known; known: {', '.join(registry)}"]
     out = []
     if record.variant not in exp.variants:
-        out.append(f"variant={record.variant!r} is not a variant of {exp.name}")
+        out.append(f"variant={_name(repr(record.variant))} is not a variant of {exp.name}")
     known = set(exp.params.names())
     if unknown_params:  # an import: records carry every param, defaults filled in (DESIGN.md)
         missing = [k for k in exp.params.names() if k not in record.params and k not in IMPLIED]
@@ -279,13 +284,17 @@ def problems(record: Record, registry: dict, *, unknown_params: bool = True) -> 
     for k, v in record.params.items():
         p = text_problem(k) or (text_problem(v) if isinstance(v, str) else None)
         if p:
-            out.append(f"params.{k}: {p}")
+            out.append(f"params.{_name(k)}: {p}")
+            continue
+        if k not in known and k in EXTRA_PARAMS:
+            if not EXTRA_PARAMS[k].holds(v):
+                out.append(f"params.{k}: {_name(v)} is not {EXTRA_PARAMS[k].words()}")
             continue
         if k not in known:
             if unknown_params:
-                out.append(f"params.{k}: not a parameter of {exp.name}")
+                out.append(f"params.{_name(k)}: not a parameter of {exp.name}")
             elif not _scalar(v):
-                out.append(f"params.{k}: not a string, number or boolean")
+                out.append(f"params.{_name(k)}: not a string, number or boolean")
             continue
         try:
             exp.params[k].validate(v)
@@ -297,7 +306,7 @@ def problems(record: Record, registry: dict, *, unknown_params: bool = True) -> 
             out.append(f"error: {p}")
     out += metric_problems(record)
     out += env_problems(record.env)
-    out += details_problems(dict(record.details))
+    out += details_problems(dict(record.details)) or paired_problems(record)
     return out
 
 
@@ -306,12 +315,14 @@ def metric_problems(record: Record) -> list[str]:
     for k, v in record.metrics.items():
         p = text_problem(k) or number_problem(k, v)
         if p:
-            out.append(f"metrics.{k}: {p}")
+            out.append(f"metrics.{_name(k)}: {p}")
     names = set(record.metrics)
+    if len(record.rounds) > _planned_rounds(record):
+        return out + [f"rounds: {len(record.rounds):,} rounds, more than params.rounds={_planned_rounds(record)}"]
     for i, rnd in enumerate(record.rounds, 1):
         extra = sorted(set(rnd) - names)
         if extra:
-            out.append(f"rounds[{i}].{extra[0]}: not among the record's metrics")
+            out.append(f"rounds[{i}].{_name(extra[0])}: not among the record's metrics")
             break
         for k, v in rnd.items():
             p = number_problem(k, v)
@@ -345,31 +356,24 @@ def _round_spread(record: Record) -> list[str]:
 
 
 def env_problems(env: dict) -> list[str]:
-    out = []
+    """Each env field of ``ENV`` (text or null; ``cores`` and ``matmul_gflops`` numbers within their ``Range``),
+    any other text or null: never a list, an object, a boolean or a number where text belongs."""
     for k, v in env.items():
         p = text_problem(k)
         if p:
-            out.append(f"env: a key {p}")
-            continue
-        if k in _ENV_NUMBERS and v is not None:
+            return [f"env: a key {p}"]
+        shape = ENV.get(k, ENV_OTHER)
+        if not _fits(v, shape):
+            ranges = [s for s in shape.shapes if isinstance(s, Range)]
+            if not ranges:
+                return [f"env.{_name(k)}: not text or null (got {_kind(v)}{_quote(v)})"]
             f = finite_number(v)
-            low, high = _ENV_NUMBERS[k]
-            if f is None:
-                out.append(f"env.{k}: not a finite number")
-            elif not low <= f <= high or (k == "matmul_gflops" and f == 0):
-                out.append(f"env.{k}: {_num(f)} is not plausible (expected {low:g} to {high:g})")
-            continue
-        values = v if isinstance(v, list) else [v]
-        if not all(_scalar(x) for x in values):
-            out.append(f"env.{k}: not a string, number or list of them")
-            continue
-        for x in values:
-            p = text_problem(x) if isinstance(x, str) else (None if finite_number(x) is not None or x is None
-                                                            or isinstance(x, bool) else "not a finite number")
-            if p:
-                out.append(f"env.{k}: {p}")
-                break
-    return out
+            what = "not a finite number:" if f is None else f"{_num(f)} is not"
+            return [f"env.{k}: {what} {ranges[0].words()} or null"]
+        p = text_problem(v) if isinstance(v, str) else None
+        if p:
+            return [f"env.{k}: {p}"]
+    return []
 
 
 def _scalar(v) -> bool:

@@ -9,19 +9,25 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from rnnlab.core.format import md_text
 from rnnlab.core.views import Report, TableView, without_bounds
 from rnnlab.exporters.base import SCHEMA, Artifact, Exporter, label, own, require, slug
 
 
 def _cell(text: str) -> str:
-    return "<br>".join(line.strip() for line in str(text).splitlines()).replace("|", "\\|") or " "
+    return "<br>".join(md_text(line.strip()) for line in str(text).splitlines()).replace("|", "\\|") or " "
+
+
+def _line(text: str) -> str:
+    """Text on one line of the file: whitespace folded, Markdown-safe (``format.md_text``)."""
+    return md_text(" ".join(str(text).split()))
 
 
 def table_lines(table: TableView, level: int = 2) -> list[str]:
     """A heading, the caption in italics, and the pipe table."""
-    out = ["#" * level + f" {table.title}", ""]
+    out = ["#" * level + f" {_line(table.title)}", ""]
     if table.caption:
-        out += [f"*{' '.join(table.caption.split())}*", ""]
+        out += [f"*{_line(table.caption)}*", ""]
     align = ["---:" if n else ":---" for n in table.numeric]
     out.append("| " + " | ".join(_cell(c) for c in table.columns) + " |")
     out.append("| " + " | ".join(align) + " |")
@@ -43,19 +49,19 @@ class MarkdownExporter(Exporter):
 
     def render(self, report: Report) -> list[Artifact]:
         require(report.tables, "tables", self.name)
-        out = [f"<!-- rnnlab export (schema {SCHEMA}): markdown -->", f"# {report.title}", ""]
+        out = [f"<!-- rnnlab export (schema {SCHEMA}): markdown -->", f"# {_line(report.title)}", ""]
         if report.subtitle:
-            out += [report.subtitle, ""]
+            out += [_line(report.subtitle), ""]
         if report.takeaways:
-            out += ["## Takeaways", ""] + ([report.takeaway_note + ":", ""] if report.takeaway_note else []) \
-                + [f"- {' '.join(t.text.split())}" for t in report.takeaways] + [""]
+            out += ["## Takeaways", ""] + ([_line(report.takeaway_note) + ":", ""] if report.takeaway_note else []) \
+                + [f"- {_line(t.text)}" for t in report.takeaways] + [""]
         for table in map(without_bounds, report.tables):
             out += table_lines(table)
             extra = own(report, table)
             if extra:
-                out += ["", "<sub>" + "; ".join(f"{label(k)}: {v}" for k, v in extra.items()) + "</sub>"]
+                out += ["", "<sub>" + "; ".join(f"{label(k)}: {_line(v)}" for k, v in extra.items()) + "</sub>"]
             out.append("")
         out += ["## Provenance", ""]
-        out += [f"- **{label(k)}**: {' '.join(v.split())}" for k, v in report.provenance.items() if v != ""]
+        out += [f"- **{label(k)}**: {_line(v)}" for k, v in report.provenance.items() if v != ""]
         out.append("")
         return [Artifact(slug(report.title, "report") + self.suffix, "\n".join(out).encode("utf-8"))]

@@ -88,3 +88,37 @@ def test_refused_records_already_stored_are_left_out_with_a_warning(tmp_path, ca
 
     err = capsys.readouterr().err
     assert sum(int(n) for n in re.findall(r"skipped (\d+) imported record", err)) == 10, err
+
+
+def _script():
+    """``scripts/fuzz_records`` (a script without a .py suffix) as a module."""
+    import importlib.machinery
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "fuzz_records"
+    loader = importlib.machinery.SourceFileLoader("fuzz_records_script", str(path))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow  # ~1 min: 2,000 cases through the import command, then every quick reader, twice
+def test_the_fuzz_script_keeps_the_property_and_resumes(tmp_path):
+    script, state_path = _script(), tmp_path / "state.json"
+    state = script.run(seed=30, cases=2000, state_path=state_path, batch=1000, heavy_every=0, work=tmp_path / "w",
+                       progress=False)
+    assert state["done"] == 2000 and state["failures"] == [], state["failures"][:3]
+    assert state["accepted"] >= 300 and state["refused"] >= 600  # both paths exercised
+    assert state["accepted"] + state["refused"] == 2000
+    again = script.run(seed=30, cases=2050, state_path=state_path, batch=1000, heavy_every=0, work=tmp_path / "w",
+                       progress=False)  # a rerun continues: only the 50 new cases
+    assert again["done"] == 2050 and again["accepted"] + again["refused"] == 2050 and again["failures"] == []
+    fresh = json.loads(state_path.read_text())
+    assert fresh["done"] == 2050 and fresh["seed"] == 30
+
+
+def test_a_case_is_drawn_from_its_seed_and_index_alone():
+    base = fz.bundled()
+    assert fz.case(30, 7, base) == fz.case(30, 7, base) != fz.case(30, 9, base)
+    assert fz.case(30, 8, base) != fz.case(31, 8, base)

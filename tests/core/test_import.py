@@ -169,7 +169,22 @@ def test_commands_read_a_store_with_bad_records(tmp_path, monkeypatch, capsys, a
 
 @pytest.mark.parametrize("env, reason", [({"matmul_gflops": 10**400}, "env.matmul_gflops: not a finite number"),
                                          ({"cores": "two"}, "env.cores: not a finite number"),
-                                         ({"device": {"a": 1}}, "env.device: not a string, number or list")])
+                                         ({"device": {"a": 1}}, "env.device: not text or null")])
 def test_an_env_block_that_would_break_the_machine_classes_is_refused(env, reason):
     with pytest.raises(RnnlabError, match=f"refused 1 of 1 records: record 1: {reason}"):
         api.read_import(file_of([unroll_rec(1, env={"device": "CPU"} | env)]), name="f.json")
+
+
+@pytest.mark.parametrize("field, value", [("rounds", False), ("rounds", 0), ("rounds", ""), ("rounds", {}),
+                                          ("rounds", None), ("rounds", [1]), ("details", []), ("details", False)])
+def test_rounds_and_details_of_the_wrong_type_are_refused_not_read_as_empty(field, value):
+    d = unroll_rec(1).to_dict(with_transient=False) | {field: value}
+    with pytest.raises(RnnlabError, match=f"record 1: field '{field}' must be"):
+        api.read_import(json.dumps([d]), name="f.json")
+
+
+def test_a_refused_megabyte_is_never_echoed():
+    d = unroll_rec(1).to_dict(with_transient=False) | {"created_at": "x" * 2**20}
+    with pytest.raises(RnnlabError) as e:
+        api.read_import(json.dumps([d]), name="f.json")
+    assert "is not an ISO-8601 time" in str(e.value) and len(str(e.value)) < 120

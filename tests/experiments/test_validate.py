@@ -51,6 +51,37 @@ CASES = [
     ("details.kernel", lambda d: d["details"].update(kernel=7)),
     ("details.x", lambda d: d["details"].update(x="\ud800")),
     ("details: a key", lambda d: d["details"].update({"\x00": 1})),
+    # issue 30: env text is text, env numbers are numbers; paired windows exactly as the engine writes them
+    ("env.machine: not text or null (got a list [1, 2])", lambda d: d["env"].update(machine=[1, 2])),
+    ("env.tf: not text or null (got a boolean True)", lambda d: d["env"].update(tf=True)),
+    ("env.python: not text or null (got a number 1e+308)", lambda d: d["env"].update(python=1e308)),
+    ("env.gpu: not text or null", lambda d: d["env"].update(gpu={"name": "x"})),
+    ("env.os_extra: not text or null", lambda d: d["env"].update(os_extra=3)),
+    ("env.cores: 1e+308 is not a whole number in [1, 100000]", lambda d: d["env"].update(cores=1e308)),
+    ("env.cores: not a finite number", lambda d: d["env"].update(cores=True)),
+    ("env.matmul_gflops: 0 is not a number in (0, 1e+09]", lambda d: d["env"].update(matmul_gflops=0)),
+    ("env.machine: holds an invisible format character (U+202E", lambda d: d["env"].update(machine="abc\u202egpj")),
+    ("env.cpu: holds an invisible format character (U+200B", lambda d: d["env"].update(cpu="a\u200bb")),
+    ("details.paired: a boolean, not {session", lambda d: d["details"].update(paired=True)),
+    ("details.paired.s.fwd_ms[0][0]: text '0.1' is not a number in (0,", lambda d: d["details"].update(
+        paired={"s": {"fwd_ms": [["0.1"]]}})),
+    ("details.paired.s.fwd_ms[0][1]: -0.1 is not", lambda d: d["details"].update(paired={"s": {"fwd_ms": [[1, -0.1]]}})),
+    ("details.paired.s.fwd_ms[0][0]: a list", lambda d: d["details"].update(paired={"s": {"fwd_ms": [[[0.1]]]}})),
+    ("details.paired.s.fwd_ms[0]: a number", lambda d: d["details"].update(paired={"s": {"fwd_ms": [0.1, 0.2]}})),
+    ("details.paired.s: text", lambda d: d["details"].update(paired={"s": "windows"})),
+    ("details.paired.s.zz_ms: not a metric's windows", lambda d: d["details"].update(paired={"s": {"zz_ms": [[1.0]]}})),
+    ("details.paired.s.fwd_ms@x: not a metric's windows", lambda d: d["details"].update(
+        paired={"s": {"fwd_ms@x": [[1.0]]}})),
+    ("details.paired.s.fwd_ms@other[0][0]: -1 is not", lambda d: d["details"].update(
+        paired={"s": {"fwd_ms": [[1.0]], "fwd_ms@other": [[-1]]}})),
+    ("details.paired.s.fwd_ms: 4 rounds of windows, more than params.rounds=3", lambda d: d["details"].update(
+        paired={"s": {"fwd_ms": [[1.0]] * 4}})),
+    ("rounds: 9,000 rounds, more than params.rounds=3", lambda d: d.update(rounds=d["rounds"][:1] * 9000)),
+    ("details.condition.threads: -1 is not", lambda d: d["details"].update(condition={"threads": -1})),
+    ("details.condition.load: not a field of details.condition", lambda d: d["details"].update(condition={"load": 1})),
+    ("details.condition.note: a number", lambda d: d["details"].update(condition={"note": 3})),
+    ("params.threads: 1.5 is not a whole number in [0, 100000]", lambda d: d["params"].update(threads=1.5)),
+    ("params.threads: True is not", lambda d: d["params"].update(threads=True)),
 ]
 
 
@@ -60,6 +91,27 @@ def test_a_bad_field_is_named(field, mutate):
     mutate(d)
     found = experiments.problems(Record.from_dict(d))
     assert found and found[0].startswith(field), found
+
+
+def test_the_condition_of_the_machine_while_timed_fits():
+    """The busy-machine records: ``details.condition``, ``<metric>@other`` series beside the windows, and
+    ``params.threads``."""
+    d = first("unroll")
+    d["params"]["threads"] = 0
+    d["details"]["condition"] = {"threads": 2, "cores": 2, "other_cores": 0.4, "own_cores": 1.6, "free_cores": 0,
+                                 "note": "quiet"}
+    d["details"]["paired"] = {"s1": {"fwd_ms": [[0.1, 0.2], [], [0.3]], "fwd_ms@ref": [[0.1, 0.2], [], [0.3]],
+                                     "fwd_ms@other": [[0.0, 1.5], [], [0.2]]}}
+    assert experiments.problems(Record.from_dict(d)) == []
+
+
+def test_a_problem_never_quotes_a_long_value():
+    d = first("unroll")
+    d["env"]["python"] = ["x" * 10**6]
+    d["details"]["paired"] = {"s" * 10**4: {"fwd_ms": [["y" * 10**6]]}}
+    d["params"]["z" * 10**5] = 1
+    found = experiments.problems(Record.from_dict(d))
+    assert len(found) == 3 and all(len(p) < 160 for p in found), [p[:200] for p in found]
 
 
 @pytest.mark.parametrize("exp, key, value, field", [
