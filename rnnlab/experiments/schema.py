@@ -57,6 +57,8 @@ class Closed(dict):
     """A JSON object with these keys only (each optional), each of its shape: another key is refused."""
 
 
+from rnnlab.core.params import PARAMS as _PARAMS  # noqa: E402
+
 ANY = object()
 NUM, INT, STR, BOOL, NULL = float, int, str, bool, type(None)
 OPT_STR = Or(STR, NULL)
@@ -70,7 +72,9 @@ ENV: dict[str, Any] = {**{k: OPT_STR for k in ENV_TEXT},
 ENV_OTHER = OPT_STR  # an env field not listed above
 
 # -- params beyond an experiment's own ----------------------------------------------------------------------------
-EXTRA_PARAMS: dict[str, Range] = {"threads": Range(0, 1e5, integer=True)}  # 0: every thread
+# ``threads`` is a parameter of every timing experiment (core.params); a record of another experiment may carry it
+# within the same limits
+EXTRA_PARAMS: dict[str, Range] = {"threads": Range(_PARAMS["threads"].lo, _PARAMS["threads"].hi, integer=True)}
 
 # -- details.paired -----------------------------------------------------------------------------------------------
 WINDOW = Range(0, 86400e3, open_low=True)  # one window's figure (a time): finite and positive
@@ -81,7 +85,7 @@ MAX_WINDOWS = 10_000  # windows in one round of one series
 # -- details ------------------------------------------------------------------------------------------------------
 COUNT = Range(0, 1e5)
 CONDITION = Closed({"threads": COUNT, "cores": COUNT, "other_cores": COUNT, "own_cores": COUNT, "free_cores": COUNT,
-                    "note": STR})  # the machine's condition while timed
+                    "changed": BOOL, "note": STR})  # the machine's condition while timed (core.condition.Condition)
 _CHECK = {"checked": INT, "ok": BOOL, "row": Or(INT, NULL), "step": Or(INT, NULL), "worst": NUM}
 _NOTES = {"RNN": STR, "keras": STR, "tf1_cell_weights": [STR], "loop_ops": [STR], "cudnn_ops": [STR],
           "keras3_layer_trainable_weights": Or(NUM, STR), "symbolic_shape": [Or(NUM, NULL)]}
@@ -106,6 +110,7 @@ DETAILS: dict[str, Any] = {
     "masked": BOOL, "swap_memory": BOOL, "time_major": BOOL, "xla": BOOL, "transient": BOOL,
     "lengths": Or([NUM], {"max": NUM, "mean": NUM, "min": NUM}), "loadavg": [[NUM]],
     "failed_rounds": Or(NUM, [ANY]), "nonfinite_metrics": Map(STR), "protocol": STR, "condition": CONDITION,
+    "matmul_other": COUNT, "roofline_note": STR,  # the matmul probe's load reading; why no roofline is shown
     # varlen
     "checks": Map(_CHECK), "zero_output_for_mask_true": Map(BOOL), "gpu_kernel": STR, "reference": STR,
     "cudnn_mask": Map({"note": STR, "ok": BOOL, "reason": STR}),

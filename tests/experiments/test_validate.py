@@ -80,8 +80,8 @@ CASES = [
     ("details.condition.threads: -1 is not", lambda d: d["details"].update(condition={"threads": -1})),
     ("details.condition.load: not a field of details.condition", lambda d: d["details"].update(condition={"load": 1})),
     ("details.condition.note: a number", lambda d: d["details"].update(condition={"note": 3})),
-    ("params.threads: 1.5 is not a whole number in [0, 100000]", lambda d: d["params"].update(threads=1.5)),
-    ("params.threads: True is not", lambda d: d["params"].update(threads=True)),
+    ("params.threads=1.5 is out of limits: expected int in [0, 256]", lambda d: d["params"].update(threads=1.5)),
+    ("params.threads=True is out of limits", lambda d: d["params"].update(threads=True)),
 ]
 
 
