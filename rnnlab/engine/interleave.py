@@ -14,6 +14,12 @@ bracket, ``<metric>@ref``), timed a second or two apart under the same load, whi
 out of (an ABA design). Their ratio is one paired sample (``core.stats.paired_interval``); two arms compare through
 their brackets, cycle by cycle.
 
+Under what load: every window reports how many cores other processes took while it ran (``core.condition``). A window
+is paired only when its reading and its two reference windows' agree within ``rules.SAME_LOAD``: two windows timed
+while other work took very different shares of the cores are never paired as if their conditions were equal; the
+window is dropped (``RoundOutcome.dropped``) and its cycle retaken within the budget. Rounds whose loads differ are
+not pooled into a call either (``stats.unsettled``: "too busy to decide").
+
 How many cycles: at least ``MIN_CYCLES`` (``MIN_BUILDS`` for a build); then more, ``BATCH`` at a time, while a comparison with the reference is
 undecided (``rules.direction`` on the paired interval over this and earlier rounds is "too noisy to call"), until
 every one is decided or the series' share of the round's budget is spent: what the round has not yet spent on
