@@ -192,6 +192,33 @@ def prune_old(bundle_dir: Path, keep: str, interleaved: Iterable[str]) -> list[s
     return said
 
 
+def chosen_steps(text: str | None) -> set[int] | None:
+    """``--steps 1,2`` -> {1, 2}; None: every step."""
+    if not text:
+        return None
+    try:
+        got = {int(x) for x in text.split(",")}
+    except ValueError:
+        got = set()
+    if not got or not got <= set(range(1, len(PLAN) + 1)):
+        raise SystemExit(f"make_baseline: --steps {fmt.clip(text)}: step numbers from 1 to {len(PLAN)}, e.g. 1,2")
+    return got
+
+
+def with_rest(new: Sequence[Mapping], old: Sequence[Mapping]) -> list[Mapping]:
+    """``new`` plus the ``old`` records of every (experiment, variant, configuration, machine) ``new`` lacks: a
+    partial regeneration replaces what it measured and leaves the rest of the machine's file as it was."""
+    from rnnlab.core.record import Record
+    from rnnlab.judge import select
+
+    def key(d: Mapping) -> tuple:
+        r = Record.from_dict({k: v for k, v in d.items() if k != "cached"})
+        return r.experiment, r.variant, select.config_key(r, ignore=select.STANDS_IN), select.device_of(r)
+
+    have = {key(d) for d in new}
+    return [*new, *(d for d in old if key(d) not in have)]
+
+
 def _parse(argv):
     import argparse
 
@@ -201,6 +228,10 @@ def _parse(argv):
     ap.add_argument("--experiment", action="append", help="run only this experiment's steps (repeatable)")
     ap.add_argument("--plan", action="store_true", help="print the steps and the engine's estimate; run nothing")
     ap.add_argument("--no-write", action="store_true", help="measure only; do not write data/baseline")
+    ap.add_argument("--steps", help="run only these steps of the plan (numbers as --plan prints them, e.g. 1,2)")
+    ap.add_argument("--keep-rest", action="store_true",
+                    help="a partial regeneration: the machine's file keeps its records of every configuration the "
+                         "store does not hold (old-protocol ones too, until their steps run)")
     return ap.parse_args(argv)
 
 
@@ -242,7 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     cache.mkdir(parents=True, exist_ok=True)
     store_path = cache / f"baseline-{name}.sqlite"
     os.environ["RNNLAB_STORE"] = str(store_path)
-    steps, skipped = runnable([s for s in PLAN if not a.experiment or s.experiment in a.experiment], _known)
+    chosen = chosen_steps(a.steps)
+    steps, skipped = runnable([s for i, s in enumerate(PLAN, 1) if (not a.experiment or s.experiment in a.experiment)
+                               and (chosen is None or i in chosen)], _known)
     for s in skipped:
         print(f"skipped: {s.experiment} {s.preset} ({s.why}): this rnnlab has no {s.needs} parameter", file=sys.stderr)
     store, walls = Store(store_path), Walls.load(cache / f"baseline-{name}.walls.json")
@@ -275,10 +308,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = ROOT / "data" / "baseline" / f"{name}.json"
         bundle = [r for r in json.loads(results.run(fmt="json", include_baseline=False, store=store))
                   if not old_protocol(r, interleaved)]
+        if a.keep_rest and out.exists():
+            bundle = with_rest(bundle, json.loads(out.read_text()))
         out.write_text(json.dumps(bundle, indent=1) + "\n")
         print(f"wrote {out.relative_to(ROOT)} ({len(bundle)} records)", file=sys.stderr)
-        for line in prune_old(out.parent, out.name, interleaved):
-            print(line, file=sys.stderr)
+        if not a.keep_rest:
+            for line in prune_old(out.parent, out.name, interleaved):
+                print(line, file=sys.stderr)
     return 0
 
 

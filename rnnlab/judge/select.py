@@ -31,9 +31,9 @@ from rnnlab.core.params import IMPLIED
 from rnnlab.core.record import Record, canonical_json
 from rnnlab.engine.api import NOT_KEYED
 
-PROTOCOL_PARAMS = ("repeats", "warmup", "timeout_s", "rounds", "protocol", "budget_s", "live")  # how a measurement is taken, not what is measured
+PROTOCOL_PARAMS = ("repeats", "warmup", "timeout_s", "rounds", "protocol", "budget_s", "live", "deadline_s")  # how a measurement is taken, not what is measured
 T = TypeVar("T")
-STANDS_IN = ("rounds", "protocol", "budget_s", "live")  # a record differing from a plan only in these still stands for it on screen (see pick)
+STANDS_IN = ("rounds", "protocol", "budget_s", "live", "deadline_s")  # a record differing from a plan only in these still stands for it on screen (see pick)
 SOURCE_RANK = {"local": 0, "imported": 1, "baseline": 2}
 ORIGIN_WORDS = {"local": "this machine", "imported": "imported", "baseline": "bundled"}
 
@@ -44,9 +44,11 @@ def _params(r: Record | Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def config_of(r: Record | Mapping[str, Any], ignore: Iterable[str] = ()) -> dict[str, Any]:
-    """The configuration a record (or a params mapping) measures: params minus protocol params, device, ``ignore``."""
+    """The configuration a record (or a params mapping) measures: params minus protocol params, device, ``ignore``;
+    a param at the value ``core.params.IMPLIED`` gives a record without it (``threads`` 0) is left out, so a record
+    stored before the param existed and one that names its default are one configuration."""
     skip = set(PROTOCOL_PARAMS) | {"device"} | set(ignore)
-    return {k: v for k, v in _params(r).items() if k not in skip}
+    return {k: v for k, v in _params(r).items() if k not in skip and not (k in IMPLIED and v == IMPLIED[k])}
 
 
 def config_key(r: Record | Mapping[str, Any], ignore: Iterable[str] = ()) -> str:

@@ -81,3 +81,21 @@ def test_old_protocol_records_leave_the_bundle(tmp_path):
     assert not (tmp_path / "cpu-b.json").exists()
     assert (tmp_path / "cpu-new.json").exists()
     assert len(said) == 2 and "1 old-protocol records left" in said[0]
+
+
+def test_a_partial_regeneration_replaces_what_it_measured_and_keeps_the_rest():
+    import pytest
+
+    seed = {"cell": "rnn", "units": 128, "layers": 3, "batch": 32, "seq_len": 100, "input_dim": 64}
+    old = [record("unroll", v, {**seed, "protocol": "sequential"}, fwd_ms=1.0).to_dict() for v in ("keras", "tf1_static")]
+    old.append(record("unroll", "keras", {**seed, "seq_len": 400, "protocol": "sequential"}, fwd_ms=4.0).to_dict())
+    new = [record("unroll", "keras", {**seed, "protocol": "interleaved", "rounds": 3, "budget_s": 120,
+                                      "threads": 0}, fwd_ms=2.0).to_dict(),
+           record("unroll", "keras", {**seed, "protocol": "interleaved", "threads": 1}, fwd_ms=3.0).to_dict()]
+    got = mb.with_rest(new, old)
+    assert got[:2] == new  # the new seed point, at every core and at 1 thread
+    assert [(d["variant"], d["params"]["seq_len"]) for d in got[2:]] == [("tf1_static", 100), ("keras", 400)]
+    assert mb.chosen_steps("1,2") == {1, 2} and mb.chosen_steps(None) is None
+    for bad in ("0", "x", f"{len(mb.PLAN) + 1}"):
+        with pytest.raises(SystemExit, match="--steps"):
+            mb.chosen_steps(bad)
