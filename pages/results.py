@@ -93,32 +93,47 @@ exps = f[0].multiselect("experiment", sorted(df["experiment"].unique()), key=P +
 variants = f[1].multiselect("variant", sorted(df["variant"].unique()), key=P + "variant", placeholder="all variants")
 sources = f[2].multiselect("source", R.source_choices(df), key=P + "source", placeholder="all sources")
 text = f[3].text_input("contains", key=P + "text", placeholder="config, device, machine, status…",
-                       help="case-insensitive, in the config, device, machine and status columns")
+                       help="case-insensitive, in the config, device, machine and status of each record (the "
+                            "device and status are in the CSV)")
 shown = R.filtered(df, experiments=exps, variants=variants, sources=sources, text=text)
 
 st.caption(f"{len(shown)} of {len(df)} records" + ("." if HOSTED else "; select rows with the boxes on the left."))
 # The selection is by row position: a key that changes with the rows shown drops a selection that would now point
 # at other records (after a filter change, a delete or an import).
 rows_sig = hashlib.sha256("|".join(shown["_id"]).encode()).hexdigest()[:10]
-COLUMNS = ["experiment", "variant", "config", "status", "fwd_ms", "train_ms", "check", "date", "source", "device",
-           "machine"]
-if not shown["check"].astype(str).str.strip().any():  # no flag in any row: the column only takes room
-    COLUMNS.remove("check")
+COLUMNS = list(R.GRID)  # the date, device, source and status: in the filters, the caption and the downloads
+if not shown["flag"].astype(str).str.strip().any():  # no flag in any row: the column only takes room
+    COLUMNS.remove("flag")
 event = ui.frame_table(
     shown, columns=COLUMNS, key=P + "table-" + rows_sig, on_select="ignore" if HOSTED else "rerun",
     selection_mode="multi-row", budget=ui.tables.FULL - (0 if HOSTED else 40),  # the selection boxes' column
-    max_lines=1, height=min(600, 35 * (len(shown) + 1) + 3), config={  # one line a row: a browser of records
-        "date": st.column_config.TextColumn("date (UTC)", width=118),
+    whole=R.GRID_WHOLE, max_lines=3, height=None if len(shown) <= 8 else 600, config={  # a config wraps: rows grow
         "fwd_ms": st.column_config.NumberColumn("forward (ms)", format="%.3g", width=96),
         "train_ms": st.column_config.NumberColumn("train (ms)", format="%.3g", width=86,
                                                   help="train step: forward, backward and an Adam update"),
-        "status": st.column_config.TextColumn("status", help="ok, or why the variant failed"),
-        "check": st.column_config.TextColumn("check", help=R.CHECK_HELP),
-        "device": st.column_config.TextColumn(width=58),
+        "flag": st.column_config.TextColumn("check", help=R.CHECK_HELP),
+        "on": st.column_config.TextColumn("machine", help="where the record was measured (its source) and on which "
+                                                          "machine: each is named in full under the table"),
     })
+if len(shown):
+    st.caption(R.machines_caption(shown))
 rows = event.selection.rows if not HOSTED and event is not None else []  # hosted: nothing to select rows for
 picked = [shown.loc[i, "_id"] for i in rows if i < len(shown)]
 picked_recs = [by_key[k] for k in picked if k in by_key]
+flagged = R.details(shown)
+picked_flags = R.details(shown.loc[[i for i in rows if i < len(shown)]])
+
+
+def bullets(pairs) -> str:
+    return "\n".join(f"- {ui.md_escape(name)}: {ui.md_escape(text)}" for name, text in pairs)
+
+
+if picked_flags:  # the selected rows' full checks, right under the table
+    st.markdown(f"The check of the selected row{'s' if len(picked_flags) != 1 else ''}:\n" + bullets(picked_flags))
+if flagged:  # the grid's "check" holds a word: every flagged row's sentence, whole
+    with st.expander(f"The full check of the {len(flagged)} flagged row{'s' if len(flagged) != 1 else ''} shown",
+                     icon=":material/flag:"):
+        st.markdown(bullets(flagged))
 deletable = [r for r in picked_recs if r.source != "baseline"]
 bundled = len(picked_recs) - len(deletable)
 

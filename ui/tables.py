@@ -86,11 +86,12 @@ def shorten(text: object, width: float, lines: int) -> str:
 
 
 def fit_config(frame, *, budget: int = FULL, max_lines: int = 3, config: dict | None = None,
-               pinned: bool = True) -> tuple[dict, int | None]:
+               pinned: bool = True, whole: tuple[str, ...] = ()) -> tuple[dict, int | None]:
     """Column widths (and a row height) so that ``frame``'s columns fit ``budget`` px: each column as wide as its
     header and longest cell, and when they do not fit, the widest ones narrowed to one common cap (their text wraps,
     so the rows grow up to ``max_lines`` lines). ``config`` keeps a caller's column settings (a label, help, a
-    format); a width it sets is kept. The first column is pinned (it names the row). Returns (column_config,
+    format); a width it sets is kept; the columns in ``whole`` are as wide as their longest cell (never narrowed nor
+    cut: short names, flags). The first column is pinned (it names the row). Returns (column_config,
     row_height or None)."""
     config = dict(config or {})
     cols = [str(c) for c in frame.columns]
@@ -102,6 +103,7 @@ def fit_config(frame, *, budget: int = FULL, max_lines: int = 3, config: dict | 
             fixed[c] = w
     head = {c: _text_px(_label(config, c), _HEAD) for c in cols}
     natural = {c: max([head[c]] + [_text_px(v) for v in cells[str(c)] if v]) for c in cols}
+    fixed.update({c: math.ceil(natural[c]) for c in whole if c in natural and c not in fixed})
     if pinned and cols and cols[0] not in fixed:  # the row's name: never narrowed, never wrapped
         fixed[cols[0]] = int(min(natural[cols[0]] + 6, 260))
     free = [c for c in cols if c not in fixed]
@@ -243,7 +245,7 @@ def _content_key(data) -> bytes | None:
 
 
 def _layout(data, *, config: dict | None, budget: int, max_lines: int, pinned: bool, selectable: bool,
-            arrow: bool) -> list[tuple[list[str], dict, int | None, dict, object]]:
+            arrow: bool, whole: tuple[str, ...] = ()) -> list[tuple[list[str], dict, int | None, dict, object]]:
     """Per table the frame is drawn as: (its columns, column_config, row height, its cut cells, and with ``arrow``
     the shortened frame up to that table as an Arrow table, else None). See :func:`frame_table`."""
     from streamlit import dataframe_util
@@ -252,7 +254,7 @@ def _layout(data, *, config: dict | None, budget: int, max_lines: int, pinned: b
     out, shown = [], data
     for cols in groups:
         column_config, row_height = fit_config(data[cols], budget=budget, max_lines=max_lines, config=config,
-                                               pinned=pinned)
+                                               pinned=pinned, whole=whole)
         cut = _cuts(data, cols, column_config, row_height)
         table = None
         if arrow:
@@ -263,9 +265,10 @@ def _layout(data, *, config: dict | None, budget: int, max_lines: int, pinned: b
 
 
 def frame_table(frame, *, key: str | None = None, config: dict | None = None, budget: int = FULL,
-                max_lines: int = 3, pinned: bool = True, height=None, columns=None, **kw):
+                max_lines: int = 3, pinned: bool = True, height=None, columns=None, whole=(), **kw):
     """``st.dataframe`` of ``frame`` (or a pandas Styler over it) that fits its column (:func:`fit_config`);
-    ``columns``: the ones shown, in order (the frame keeps the others);
+    ``columns``: the ones shown, in order (the frame keeps the others); ``whole``: columns never narrowed
+    (:func:`fit_config`);
     missing values show as ``MISSING``; every row shown (up to 40). Columns that cannot fit even with wrapped cells
     go on into a second table under the first, which starts with the same first column (:func:`column_groups`;
     not for a table whose rows are selected). Returns what the first ``st.dataframe`` returns (a selection
@@ -276,12 +279,13 @@ def frame_table(frame, *, key: str | None = None, config: dict | None = None, bu
         data = data[list(columns)]
     selectable = "on_select" in kw
     arrow = not styler and not selectable and columns is None
-    settings = (repr(config), budget, max_lines, pinned, selectable, arrow)
+    whole = tuple(whole)
+    settings = (repr(config), budget, max_lines, pinned, selectable, arrow, whole)
     content = _content_key(data)
 
     def make():
         return _layout(data, config=config, budget=budget, max_lines=max_lines, pinned=pinned,
-                       selectable=selectable, arrow=arrow)
+                       selectable=selectable, arrow=arrow, whole=whole)
 
     layout = make() if content is None else _LAYOUTS.get((content, settings), make)
     first = None

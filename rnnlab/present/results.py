@@ -25,9 +25,12 @@ PAGE = Page("results", "Results", ":material/table_view:", order=6)
 
 # source -> its words in the table and the source filter (only this machine's own records say "this machine")
 SOURCES = {**select.ORIGIN_WORDS, "baseline": "bundled (read-only)"}
-# what the "check" column holds (``tables.check``, ``rules.impossible``, ``rules.NOISE``)
-CHECK_HELP = ("figures that cannot be true (a training step faster than the forward step, a roofline above 1), or "
-              f"rounds that disagree by more than {fmt.fmt_percent(rules.NOISE)} of their median (! their spread)")
+# what the grid's "check" column holds (``tables.check_flag``; its sentences: ``tables.check``, ``rules.impossible``,
+# ``rules.NOISE``)
+CHECK_HELP = ("failed: the variant did not run; impossible: figures that cannot be true (a training step faster "
+              "than the forward step, a roofline above 1); noisy: rounds that disagree by more than "
+              f"{fmt.fmt_percent(rules.NOISE)} of their median (! the largest spread). Each flagged row's full check "
+              "is listed under the table.")
 
 
 def record_id(r: Record) -> str:
@@ -41,12 +44,57 @@ def by_id(records: Sequence[Record]) -> dict[str, Record]:
 
 
 def frame(records: Sequence[Record]) -> pd.DataFrame:
-    """One row per record (``tables.results_rows``), the source in words, the date in UTC minutes, ``_id``."""
+    """One row per record (``tables.results_rows``), the source in words, the date in UTC minutes, ``_id``; and
+    for the screen's grid (``GRID``): ``flag`` (``tables.check_flag``), ``detail`` (the failure's reason or the check's
+    sentence, whole), ``on`` (``machine_names``' short label) and ``on_about`` (that machine in full)."""
     df = pd.DataFrame(tables.results_rows(records))
     df["source"] = df["source"].map(lambda s: SOURCES.get(s, s))
     df["date"] = df["created_at"].str.replace("T", " ").str.slice(0, 16)  # "2026-12-02 15:38" (UTC)
     df["_id"] = [record_id(r) for r in records]
+    df["flag"] = [tables.check_flag(r) for r in records]
+    df["detail"] = [row["status"] if not r.ok else row[tables.CHECK] for r, row in zip(records, df.to_dict("records"))]
+    names = machine_names(records)
+    df["on"] = [names[select.machine_key(r)][0] for r in records]
+    df["on_about"] = [names[select.machine_key(r)][1] for r in records]
     return df
+
+
+# The grid on screen: a row per record on one page width at 1400 px. The date, device, source and status stay in the
+# frame (the filters, the CSV and JSON): the machine's short label says where a row comes from, the flag says what
+# the check found (its sentence under the grid), and the machines are named in full once, in the caption.
+GRID = ("experiment", "variant", "config", "fwd_ms", "train_ms", "flag", "on")
+GRID_WHOLE = ("variant", "flag", "on")  # never narrowed: a variant's name, a flag and a label are short
+SHORT_MACHINE = 16  # characters: a longer machine label is numbered in the grid ("bundled #2")
+
+
+def machine_names(records: Sequence[Record]) -> dict[str, tuple[str, str]]:
+    """``select.machine_key`` -> (its short label for the grid, that machine in full: name, device, TensorFlow).
+    The label is ``select.machine_labels``' when every one is short, else its origin ("this machine", "bundled"),
+    numbered when that origin has more than one machine."""
+    labels = select.machine_labels(records)
+    first: dict[str, Record] = {}
+    for r in records:
+        first.setdefault(select.machine_key(r), r)
+    about = {k: f"{r.machine}, {select.device_of(r)}, TF {r.env.get('tf') or '?'}" for k, r in first.items()}
+    if all(len(v) <= SHORT_MACHINE for v in labels.values()):
+        return {k: (labels[k], about[k]) for k in labels}
+    by_origin: dict[str, list[str]] = {}
+    for k in sorted(first, key=lambda k: labels[k]):
+        by_origin.setdefault(select.ORIGIN_WORDS.get(first[k].source, first[k].source), []).append(k)
+    return {k: (word if len(keys) == 1 else f"{word} #{i}", about[k])
+            for word, keys in by_origin.items() for i, k in enumerate(keys, 1)}
+
+
+def machines_caption(df: pd.DataFrame) -> str:
+    """The machines of ``df``'s rows (a ``frame``), each once: its short label and what it is."""
+    pairs = sorted(set(zip(df["on"], df["on_about"])))
+    return "machine: " + "; ".join(f"{label} is {about}" for label, about in pairs)
+
+
+def details(df: pd.DataFrame) -> list[tuple[str, str]]:
+    """(the row named: experiment, variant, config, machine; its ``detail`` whole) for each flagged row of ``df``."""
+    return [(f"{r['experiment']} · {r['variant']} · {r['config']} · {r['on']}", r["detail"])
+            for r in df.to_dict("records") if r["detail"]]
 
 
 def source_choices(df: pd.DataFrame) -> list[str]:
@@ -56,8 +104,8 @@ def source_choices(df: pd.DataFrame) -> list[str]:
 
 def filtered(df: pd.DataFrame, *, experiments: Sequence[str] = (), variants: Sequence[str] = (),
              sources: Sequence[str] = (), text: str = "") -> pd.DataFrame:
-    """The rows the filters keep, newest first; ``text``: case-insensitive, literal, in config, device, machine and
-    status."""
+    """The rows the filters keep, newest first; ``text``: case-insensitive, literal, in config, device, machine (its
+    name and its short label) and status."""
     mask = pd.Series(True, index=df.index)
     if experiments:
         mask &= df["experiment"].isin(experiments)
@@ -68,7 +116,7 @@ def filtered(df: pd.DataFrame, *, experiments: Sequence[str] = (), variants: Seq
     if text.strip():
         t = text.strip().lower()
         hay = (df["config"].astype(str) + " " + df["device"].astype(str) + " " + df["machine"].astype(str) + " "
-               + df["status"].astype(str)).str.lower()
+               + df["on"].astype(str) + " " + df["status"].astype(str)).str.lower()
         mask &= hay.str.contains(t, regex=False)
     return df[mask].sort_values("created_at", ascending=False).reset_index(drop=True)
 

@@ -239,11 +239,26 @@ def generic(records: Sequence[Record], *, title: str, metrics: Sequence[str] | N
                      raw=tuple(map(tuple, raw)), provenance=provenance(recs))
 
 
+def noisy_metrics(rec: Record) -> dict[str, float]:
+    """metric -> its rounds' spread, for the metrics whose rounds disagree by more than ``rules.NOISE``."""
+    return {m: s for m in _metric_order([rec]) if (s := noise(rec, m)) is not None}
+
+
 def _noisy_words(rec: Record) -> str:
     """"noisy: forward (ms) ! 23%" for the metrics whose rounds disagree by more than ``rules.NOISE``; ""."""
-    flags = [f"{fmt.label(m)} ! {fmt.fmt_percent(s)}" for m in _metric_order([rec])
-             if (s := noise(rec, m)) is not None]
+    flags = [f"{fmt.label(m)} ! {fmt.fmt_percent(s)}" for m, s in noisy_metrics(rec).items()]
     return ("noisy: " + ", ".join(flags)) if flags else ""
+
+
+def check_flag(rec: Record) -> str:
+    """The "check" column in a word, for a grid too narrow for its sentence: "failed", "impossible", "noisy (! 23%)"
+    (the largest spread of its noisy metrics), or "" (the sentence: ``results_rows``)."""
+    if not rec.ok:
+        return "failed"
+    if check(rec):
+        return "impossible"
+    spreads = noisy_metrics(rec)
+    return f"noisy (! {fmt.fmt_percent(max(spreads.values()))})" if spreads else ""
 
 
 def results_rows(records: Iterable[Record]) -> list[dict]:

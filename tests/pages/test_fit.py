@@ -3,7 +3,7 @@
 
 import pandas as pd
 
-from ui.tables import FULL, column_groups, fit_config
+from ui.tables import FULL, column_groups, fit_config, shorten
 
 
 def _frame(n_cols: int, text: str = "x" * 40) -> pd.DataFrame:
@@ -30,6 +30,19 @@ def test_a_callers_width_and_label_are_kept():
 
     cfg, _ = fit_config(_frame(3), config={"column number 0": st.column_config.TextColumn("first", width=123)})
     assert cfg["column number 0"]["width"] == 123 and cfg["column number 0"]["label"] == "first"
+
+
+def test_whole_columns_keep_their_longest_cell_and_the_others_wrap_in_what_is_left():
+    frame = pd.DataFrame({"experiment": ["pitfalls", "unroll"],
+                          "variant": ["check_bidirectional_dynamic_rnn", "keras"],
+                          "config": ["lstm, 32 units, batch 4, 50 steps, 16 in, lengths rows:50/35/20/5", "rnn"],
+                          "other": ["a sentence of some length that would take room " * 2, "x"]})
+    narrowed, _ = fit_config(frame, budget=500)
+    assert narrowed["variant"]["width"] < 200  # without it the longest name is narrowed with the others
+    cfg, row_height = fit_config(frame, budget=500, whole=("variant",))
+    assert cfg["variant"]["width"] >= narrowed["variant"]["width"] + 40
+    assert sum(c["width"] for c in cfg.values()) <= 500 + 1 and row_height is not None  # config and other wrap
+    assert shorten("check_bidirectional_dynamic_rnn", cfg["variant"]["width"], 1) == "check_bidirectional_dynamic_rnn"
 
 
 def test_columns_whose_headers_cannot_fit_continue_in_a_second_table_with_the_first_column_again():
