@@ -47,7 +47,7 @@ class Limits:
     convert_mb: int = 1500  # memory of the converter subprocess (RSS, MB)
     convert_timeout_s: int = 180
     # -- a visitor's results import (kept in that session, never stored) -----------------------------------------
-    import_records: int = 2000  # per session
+    import_records: int = 1000  # per session (no more than one import file holds: importing.MAX_IMPORT_RECORDS)
     import_mb: int = 5  # per session
     # -- every session's uploads together (``Uploads``): what the server holds for its visitors at once ---------------
     uploads_total_mb: int = 60  # results files and checkpoints of all sessions (a 5 MB results file: ~30 MB parsed)

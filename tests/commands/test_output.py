@@ -240,6 +240,7 @@ def test_convert_keeps_tensorflow_logs_off_stderr_unless_verbose(tmp_path):
     prefix = tmp_path / "ckpt" / "model.ckpt"
     build_tf1(lambda: rc.BasicLSTMCell(UNITS), 1, save_to=prefix)  # in this process: the two commands are the test
     deep = tmp_path / ("a-folder-with-a-long-name-" * 3) / "converted"
+    deep.mkdir(parents=True)  # --out names a file in a folder that exists (core.outpath creates none unasked)
     r = cli("convert", str(prefix), "--out", str(deep / "model.keras"), env=quiet_env(tmp_path))
     assert r.returncode == 0 and "PASS" in r.stdout, r.stderr[-2000:]
     assert r.stderr == "", r.stderr[:2000]

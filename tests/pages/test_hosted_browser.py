@@ -144,12 +144,12 @@ def test_no_page_fetches_anything_from_a_third_party_host(tmp_path):
 
 
 def max_upload_file() -> bytes:
-    """A results file at the hosted maximum: 2000 records (the per-visit cap), 4.7 MB (under the 5 MB cap), each
+    """A results file at the hosted maximum: 1000 records (the per-visit cap), 4.7 MB (under the 5 MB cap), each
     record with a list of numbers in its details (many small objects once parsed, as real heatmaps are)."""
     from tests.factories import make_record
 
     recs = [make_record("tf1_static", {"units": 1 + i % 128, "seq_len": 1 + i // 128, "batch": 2}).with_(
-        details={"norms": [round(0.001 * (i + j), 4) for j in range(180)]}) for i in range(2000)]
+        details={"norms": [round(0.001 * (i + j), 4) for j in range(520)]}) for i in range(1000)]
     return json.dumps([r.to_dict() for r in recs]).encode()
 
 
@@ -160,7 +160,7 @@ MEMORY_BOUND_MB = 100  # measured: 186 MB before, ~800 MB with the ten held, 255
 
 
 def test_ten_visitors_uploading_the_maximum_leave_the_servers_memory_within_a_bound(tmp_path):
-    """Ten sessions each upload a 4.7 MB results file (2000 records); all ten are held at once (process-wide budget
+    """Ten sessions each upload a 4.7 MB results file (1000 records); all ten are held at once (process-wide budget
     60 MB of uploads); once their tabs close, the sweeper releases what they held: the server's RSS comes back to
     within ``MEMORY_BOUND_MB`` of what it was before they came (before: ~29 MB per upload, kept for good)."""
     import psutil
@@ -183,7 +183,7 @@ def test_ten_visitors_uploading_the_maximum_leave_the_servers_memory_within_a_bo
             page = ctx.new_page()
             open_page(page, url + "/results", timeout=120)
             upload(page, f"max{i}.json", data)
-            page.get_by_text(re.compile(rf"Imported 2000 records from max{i}\.json")).wait_for(timeout=120_000)
+            page.get_by_text(re.compile(rf"Imported 1000 records from max{i}\.json")).wait_for(timeout=120_000)
             no_exception(page)
         held = server.memory_info().rss / 2**20
         for ctx in contexts:

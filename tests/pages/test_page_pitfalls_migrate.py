@@ -287,8 +287,10 @@ def test_migrate_run_goes_through_the_background_jobs(records, monkeypatch):
 
 # -- exports: the page's tables, cell by cell -------------------------------------------------------------------------
 def _screen(value) -> str:
-    """A cell as the Markdown exporter writes it: lines stripped and joined by <br>."""
-    return "<br>".join(line.strip() for line in str(value).splitlines()).strip()
+    """A cell as the Markdown exporter writes it: lines stripped, Markdown-safe (``format.md_text``), joined by <br>."""
+    from rnnlab.core.format import md_text
+
+    return "<br>".join(md_text(line.strip()) for line in str(value).splitlines()).strip()
 
 
 def _md_cells(line: str) -> tuple[str, ...]:
