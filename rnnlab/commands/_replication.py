@@ -40,8 +40,9 @@ def replication(plan, runs: Sequence[Sequence[Record]], loads: Sequence[int], gr
     ivs = [ratios(plan, recs, reference, metrics) for recs in runs]
     lines = []
     for i, recs in enumerate(runs):
-        lines += wrap(f"run {i + 1}: {loads[i]} competing process{'es' if loads[i] != 1 else ''}; "
-                      f"{condition.words_of(recs) or 'condition not read'}", width)
+        n = loads[i] if i < len(loads) else None
+        beside = "" if n is None else f"{n} competing process{'es' if n != 1 else ''}; "
+        lines += wrap(f"run {i + 1}: {beside}{condition.words_of(recs) or 'condition not read'}", width)
     for gi, g in enumerate(groups):
         held = total = same = contra = calls = 0
         for i, j in itertools.combinations(g, 2):

@@ -65,7 +65,8 @@ class Result:
     max_spread: float | None  # percent
     held: int  # run 1's intervals that hold run 2's ratio
     intervals: int  # intervals compared
-    runs: tuple[list[Record], list[Record]] = field(default_factory=lambda: ([], []))
+    runs: tuple[list[Record], ...] = field(default_factory=lambda: ([], []))
+    loads: list = field(default_factory=list)  # each run's competing processes
 
 
 def _spread(a: float | None, b: float | None) -> float | None:
@@ -233,7 +234,7 @@ def run(*, experiment: str = "unroll", preset: str | None = "seed", variants: st
     res = report(plan, done[first[0]], done[first[1]], reference=reference, metrics=metrics, width=width)
     head = wrap(f"detail: run {first[0] + 1} against run {first[1] + 1}", width) if runs > 2 else []
     res.lines = [*head, *res.lines, "", *replication(plan, done, loads, groups, reference, metrics, width)]
-    res.runs = tuple(done)
+    res.runs, res.loads = tuple(done), list(loads)
     return res
 
 
@@ -289,11 +290,13 @@ def main(args) -> int:
     from rnnlab.commands.run import ProgressBar
 
     if args.kept:
-        plan, run1, run2 = load(args.kept)
+        plan, runs, loads = load_all(args.kept)
         exp = experiments.get(plan.experiment)
-        res = report(plan, run1, run2, reference=exp.reference or plan.variants[0], width=width_of(args),
-                     metrics=[m.strip() for m in args.metrics.split(",") if m.strip()])
-        print("\n".join(res.lines))
+        reference = exp.reference or plan.variants[0]
+        metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+        res = report(plan, runs[0], runs[1], reference=reference, width=width_of(args), metrics=metrics)
+        print("\n".join(res.lines + [""] + replication(plan, runs, loads, conditions(runs), reference, metrics,
+                                                         width_of(args))))
         return 0
     if args.keep:
         outpath.check(args.keep, flag="--keep", force=args.force)  # before minutes of measuring, not after
@@ -315,7 +318,8 @@ def keep(res: Result, path: str) -> None:
     """Both runs' records as JSON, ``[{"run": 1|2, "record": {...}}]``; a path that cannot be written: RnnlabError."""
     import json
 
-    rows = [{"run": i, "record": r.to_dict()} for i, recs in enumerate(res.runs, 1) for r in recs]
+    rows = [{"run": i, "contend": res.loads[i - 1] if i <= len(res.loads) else None, "record": r.to_dict()}
+            for i, recs in enumerate(res.runs, 1) for r in recs]
     try:
         Path(path).write_text(json.dumps(rows, indent=1))
     except OSError as e:
@@ -328,17 +332,26 @@ def keep(res: Result, path: str) -> None:
 
 def load(path: str) -> tuple[api.Plan, list[Record], list[Record]]:
     """What :func:`keep` wrote, back as (the plan both runs ran, run 1's records, run 2's), in plan order."""
+    plan, runs, _ = load_all(path)
+    return plan, runs[0], runs[1]
+
+
+def load_all(path: str) -> tuple[api.Plan, list[list[Record]], list[int | None]]:
+    """What :func:`keep` wrote: the plan, every run's records in plan order, and each run's competing processes
+    (None where the file does not say)."""
     import json
 
     try:
         rows = json.loads(Path(path).read_text())
-        runs = {i: [Record.from_dict(r["record"]) for r in rows if r["run"] == i] for i in (1, 2)}
+        n = max(int(r["run"]) for r in rows)
+        runs = {i: [Record.from_dict(r["record"]) for r in rows if r["run"] == i] for i in range(1, n + 1)}
+        loads = [next((r.get("contend") for r in rows if r["run"] == i), None) for i in range(1, n + 1)]
     except OSError as e:
         raise RnnlabError(f"--from {clip(path)}: {e.strerror or e}") from None
     except (ValueError, TypeError, KeyError) as e:
         raise RnnlabError(f"--from {clip(path)}: not what --keep writes ({clip(str(e), 80)})") from None
-    if not runs[1] or not runs[2]:
-        raise RnnlabError(f"--from {clip(path)}: needs the records of both runs")
+    if n < 2 or not all(runs.values()):
+        raise RnnlabError(f"--from {clip(path)}: needs the records of two runs or more")
     first = runs[1][0]
     values: dict[str, list] = {}
     for r in runs[1]:
@@ -353,4 +366,4 @@ def load(path: str) -> tuple[api.Plan, list[Record], list[Record]]:
         return [by[key] for point in plan.points for v in plan.variants
                 if (key := (repr(sorted(point.items())), v)) in by]
 
-    return plan, ordered(runs[1]), ordered(runs[2])
+    return plan, [ordered(runs[i]) for i in range(1, n + 1)], loads

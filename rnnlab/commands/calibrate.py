@@ -63,6 +63,8 @@ def setup_arguments(sub) -> None:
     p.add_argument("--contend", default="0", metavar="N[,N...]",
                    help="run the test beside N CPU-bound processes started and stopped here, once per N "
                         "(e.g. 0,1,2,4; default 0: whatever else the machine is doing)")
+    p.add_argument("--from", dest="kept", metavar="PATH",
+                   help="measure nothing: score again the trials a run with --keep wrote (by today's interval rule)")
     p.add_argument("--keep", metavar="PATH", help="also write every trial's windows and intervals to PATH (JSON)")
     p.add_argument("--force", action="store_true", help="let --keep write through a symbolic link or to a device")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
@@ -249,7 +251,34 @@ def contend_levels(text: str) -> list[int]:
     return levels
 
 
+def rescore(path: str) -> list[Summary]:
+    """The trials a run with ``--keep`` wrote, scored again with today's intervals and calls, a Summary per load."""
+    try:
+        with open(path) as f:
+            kept = json.load(f)
+        trials, first = kept["trials"], (kept.get("summaries") or [kept.get("summary") or {}])[0]
+    except OSError as e:
+        raise RnnlabError(f"--from {clip(path)}: {e.strerror or e}") from None
+    except (ValueError, KeyError, TypeError, IndexError) as e:
+        raise RnnlabError(f"--from {clip(path)}: not what calibrate --keep writes ({clip(str(e), 80)})") from None
+    out: dict[int, Summary] = {}
+    cores = int(envinfo.static_env()["cores"] or 1)
+    for t in trials:
+        n = int(t.get("contend", 0))
+        s = out.setdefault(n, Summary(0, {arm: [] for arm in list(ARMS)[1:]}, machine=str(first.get("machine", "")),
+                                      contend=n, shape=str(first.get("shape", "preset"))))
+        s.trials += 1
+        _score(s, t["windows"], s.trials - 1, None, lambda x: None, cores)
+    return [out[n] for n in sorted(out)]
+
+
 def main(args) -> int:
+    if args.kept:
+        summaries = rescore(args.kept)
+        print("\n".join(line for s in summaries for line in s.lines()))
+        if len(summaries) > 1:
+            print("\n".join(table(summaries)))
+        return 0
     levels = contend_levels(args.contend)
     if args.keep:  # before any measuring: a path that cannot be written loses nothing
         outpath.check(args.keep, flag="--keep", force=args.force)

@@ -187,6 +187,12 @@ CANDIDATES = {"range of rounds": round_range, "quartile union": quartile_union}
 
 
 # -- paired windows (the interleaved protocol) ------------------------------------------------------------------------
+# Two fresh processes of the same code differ a little in speed (where their memory lands, which core they start on):
+# the SD of the log ratio of an A/A pair's round medians was 0.018 here (`calibrate --shape user`, quiet, 16 pairs of
+# 2-3 rounds), of which the windows' own noise explains about 0.01. A bootstrap over two or three rounds cannot see
+# that spread (it resamples what it has), so every paired interval also carries this much between-process variance,
+# shrinking with the rounds: 1.96 * PROCESS_SD / sqrt(rounds), added in quadrature to the bootstrap's half-widths.
+PROCESS_SD = 0.015
 BOOTSTRAP = 1000  # resamples (the 2.5% and 97.5% points move by under 1% of the ratio between seeds)
 _BOOT_SEED = 20170422  # fixed: the same records give the same interval on every page and every run
 
@@ -218,8 +224,9 @@ def _paired(a_rounds, b_rounds, level: float, resamples: int) -> Interval | None
     median of the paired ratios, and a 95% confidence interval for it by a two-level (nested) bootstrap: rounds drawn
     with replacement, then the windows within each drawn round. Resampling the rounds keeps what differs between
     fresh processes in the interval (Kalibera & Jones 2013: the level with the variance must be resampled); the windows
-    within a round are paired in time, so the load a machine has at the moment cancels out of each ratio. None with
-    fewer than three paired windows. Deterministic (a fixed seed): the same records, the same interval."""
+    within a round are paired in time, so the load a machine has at the moment cancels out of each ratio. Few rounds
+    under-show the processes' own difference: ``PROCESS_SD`` is added to each half-width. None with fewer than three
+    paired windows. Deterministic (a fixed seed): the same records, the same interval."""
     import numpy as np
 
     logs = paired_logs(a_rounds, b_rounds)
@@ -240,7 +247,10 @@ def _paired(a_rounds, b_rounds, level: float, resamples: int) -> Interval | None
     tail = (1 - level) / 2 * 100
     lo, hi = np.percentile(meds, [tail, 100 - tail])
     mid = float(np.median(np.concatenate(logs)))
-    return Interval(float(np.exp(min(lo, mid))), float(np.exp(mid)), float(np.exp(max(hi, mid))), "paired", int(total))
+    lo, hi = min(lo, mid), max(hi, mid)
+    extra = _Z975 * PROCESS_SD / math.sqrt(r)  # what a few rounds cannot show of the processes' own difference
+    lo, hi = mid - math.hypot(mid - lo, extra), mid + math.hypot(hi - mid, extra)
+    return Interval(float(np.exp(lo)), float(np.exp(mid)), float(np.exp(hi)), "paired", int(total))
 
 
 REF = "@ref"  # an arm's reference brackets, ``fwd_ms@ref`` beside its ``fwd_ms`` windows (``engine.interleave``)

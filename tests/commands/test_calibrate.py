@@ -77,3 +77,18 @@ def test_under_competing_load_too_busy_is_allowed_and_a_wrong_call_is_not():
     assert len(rows) == 3 and rows[2].split()[0] == "2" and "0.4-0.5" in rows[2] and rows[2].endswith("PASS")
     assert "busy" in "\n".join(s.lines()) and "2 competing processes; 0.4-0.5 cores free while timed" in \
         "\n".join(s.lines())
+
+
+def test_kept_trials_are_scored_again_without_measuring(tmp_path):
+    import json
+
+    kept: list = []
+    s = calibrate.run(trials=3, rounds=2, launcher=ServingLauncher(injected(0.01)), env=ENV, keep=kept,
+                      sets=["cell=rnn", "units=8", "layers=1", "batch=2", "seq_len=3", "input_dim=2"])
+    path = tmp_path / "kept.json"
+    path.write_text(json.dumps({"summaries": [s.to_json()], "trials": kept}))
+    (again,) = calibrate.rescore(str(path))
+    assert again.trials == 3 and again.checks() == s.checks() and again.lines()[1:] == s.lines()[1:]
+    (tmp_path / "junk.json").write_text("[1]")
+    with pytest.raises(RnnlabError, match="not what calibrate --keep writes"):
+        calibrate.rescore(str(tmp_path / "junk.json"))
