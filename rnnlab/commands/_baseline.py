@@ -142,6 +142,12 @@ def noisy_share(records: Sequence, reference: Callable[[str], str | None],
     return decided, noisy
 
 
+def _experiment_of(command: str) -> str:
+    """The experiment of a step's command as ``Walls`` keeps it ("run unroll --preset seed" -> "unroll")."""
+    words = command.split()
+    return words[1] if len(words) > 1 and words[0] == "run" else words[0] if words else ""
+
+
 def summary(records: Sequence, walls: Mapping[str, float], page_of: Callable[[str], str],
             calls: Callable[[Sequence], tuple[int, int]], claim_counts: Mapping[str, int]) -> str:
     """Per page: records, ratio calls decided and too noisy, wall time of its experiments; then the claims."""
@@ -149,12 +155,12 @@ def summary(records: Sequence, walls: Mapping[str, float], page_of: Callable[[st
     by_exp: dict[str, list] = {}
     for r in records:
         by_exp.setdefault(r.experiment, []).append(r)
-    rows = sorted(set(by_exp) | {k.split(" ", 1)[0] for k in walls}, key=lambda e: (page_of(e), e))
+    rows = sorted(set(by_exp) | {_experiment_of(k) for k in walls}, key=lambda e: (page_of(e), e))
     for e in rows:
         rs = by_exp.get(e, [])
         decided, noisy = calls(rs)
         share = fmt.fmt_percent(noisy / (decided + noisy)) if decided + noisy else fmt.MISSING
-        wall = sum(s for k, s in walls.items() if k.split(" ", 1)[0] == e)
+        wall = sum(s for k, s in walls.items() if _experiment_of(k) == e)
         lines.append(f"{page_of(e):<12} {e:<10} {len(rs):>7} {decided:>7} {noisy:>5} {share:>7} "
                      f"{_minutes(wall):>9}")
     lines.append(f"total wall {_minutes(sum(walls.values()))}; claims: "

@@ -60,7 +60,7 @@ def test_noisy_share_counts_each_ratio_against_the_reference():
 
 def test_summary_has_a_row_per_experiment_with_its_page_and_wall():
     recs = _pair([100, 101, 99], [40, 90, 140])
-    text = mb.summary(recs, {"unroll --preset seed": 420.0, "varlen --preset quick": 30.0},
+    text = mb.summary(recs, {"run unroll --preset seed": 420.0, "run varlen --preset quick": 30.0},
                       lambda e: {"unroll": "unrolling", "varlen": "varlen"}[e], lambda rs: (3, 1) if rs else (0, 0),
                       {"holds": 5, "too noisy to call": 1})
     rows = {line.split()[1]: line.split() for line in text.splitlines()[1:-1]}
