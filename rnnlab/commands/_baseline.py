@@ -76,6 +76,10 @@ PLAN: tuple[Step, ...] = (
 def machine_name(cores: int | None = None, cpu: str | None = None) -> str:
     """``cpu-<vendor>-<cores>core`` (the bundle's file names), from the CPU's name."""
     cores = cores or os.cpu_count() or 1
+    if cpu is None:
+        from rnnlab.core.envinfo import cpu_model  # /proc/cpuinfo's model name (platform.processor() is often empty)
+
+        cpu = cpu_model()
     cpu = (cpu or platform.processor() or "").lower()
     vendor = next((v for v in ("epyc", "xeon", "ryzen", "core", "graviton", "apple") if v in cpu), "")
     return f"cpu-{vendor + '-' if vendor else ''}{cores}core"
