@@ -114,7 +114,10 @@ def _why(rec: Record, ref: Record, v: str, reference: str) -> str:
     more, less = (v, reference) if cv >= cr else (reference, v)
     if max(cv, cr) < SPREADS:
         return f" ({v} kept {cv:.1f} cores busy, {reference} {cr:.1f}: neither spread its step over the cores)"
-    return (f" ({v} kept {cv:.1f} cores busy, {reference} {cr:.1f}: {more} spreads its step over several cores, so "
+    if abs(cv - cr) < SPREADS - 1:  # both spread alike: how many cores each used does not explain the move
+        return (f" ({v} kept {cv:.1f} cores busy, {reference} {cr:.1f}: both spread their step alike, so the move is "
+                "in how well each uses the second core, not in how many cores each keeps busy)")
+    return (f" ({v} kept {cv:.1f} cores busy, {reference} {cr:.1f}: {more} spreads its step over more cores, so "
             f"it gains more from a second core than {less}, and loses more when another process takes one)")
 
 

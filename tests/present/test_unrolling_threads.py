@@ -34,7 +34,7 @@ def test_each_ratio_is_said_at_its_own_thread_count_with_the_cores_that_explain_
     (s,) = said
     assert s.where == "On this CPU" and "(" not in s.where  # the sentence names each figure's threads itself
     assert s.body.startswith("keras's forward is ") and "at 1 thread and " in s.body
-    assert f"at {cores} threads (keras kept 1.8 cores busy, tf1_dynamic 1.1: keras spreads its step" in s.body
+    assert f"at {cores} threads (keras kept 1.8 cores busy, tf1_dynamic 1.1: keras spreads its step over more" in s.body
 
 
 def test_nothing_shown_until_both_thread_counts_are_stored():
