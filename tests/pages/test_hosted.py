@@ -185,11 +185,18 @@ def test_a_conversion_is_refused_while_a_run_goes(monkeypatch):
             with manager().hold("a checkpoint conversion"):
                 pass
     finally:
-        release.set()
-        for _ in range(300):
-            if not job.active:
-                break
-            threading.Event().wait(0.02)
+        _let_go(release, job)
+
+
+def _let_go(release, job) -> None:
+    """Let a held fake run end, and wait (at most 6 s) until its job is no longer active."""
+    import threading
+
+    release.set()
+    for _ in range(300):
+        if not job.active:
+            break
+        threading.Event().wait(0.02)
 
 
 QUERY = {"variants": "tf1_static", "units": "8", "seq_len": "10", "batch": "2"}  # nothing stored or bundled
@@ -224,11 +231,7 @@ def test_a_visitor_kept_waiting_by_another_visitors_run_is_told_why_and_when(mon
                        "has not started: try again in about " in s for s in said), said
         assert at.button(key="unroll.run").disabled
     finally:
-        release.set()
-        for _ in range(300):
-            if not job.active:
-                break
-            threading.Event().wait(0.02)
+        _let_go(release, job)
 
 
 def _everything(at) -> str:
