@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from rnnlab.core import condition, envinfo
-from rnnlab.core import condition as _condition  # (``where``'s flag shares the name)
 from rnnlab.core.params import IMPLIED
 from rnnlab.core.record import Record, canonical_json
 from rnnlab.engine.api import NOT_KEYED
@@ -150,10 +149,10 @@ def _origin_note(records: Sequence[Record]) -> str:
            f"results on {dev}: {machines}"
 
 
-def where(records: Sequence[Record], *, condition: bool = True) -> str:
+def where(records: Sequence[Record], *, with_condition: bool = True) -> str:
     """A sentence opener: "On this CPU", "On the bundled results' CPU (<machine>)", "On <machine> (CPU, imported)",
     with the condition the records were timed under (``core.condition.words_of``): "On this CPU (2 threads; 1.9 of 2
-    cores free while timed" in brackets. A verdict says where and how its figures were measured (``condition``
+    cores free while timed" in brackets. A verdict says where and how its figures were measured (``with_condition``
     False: a sentence that names each figure's condition itself)."""
     r = records[0]
     device = device_of(r)
@@ -166,7 +165,7 @@ def where(records: Sequence[Record], *, condition: bool = True) -> str:
         head = f"On {r.machine} ({device}, imported)"
     else:
         head = f"On {r.machine} ({device})"
-    how = _condition.words_of(records) if condition else ""
+    how = condition.words_of(records) if with_condition else ""
     if not how:
         return head
     return f"{head[:-1]}; {how})" if head.endswith(")") else f"{head} ({how})"

@@ -101,7 +101,7 @@ def sentences(one: Mapping[str, Record], every: Mapping[str, Record], names: Seq
             pa, pb = wording.difference(a), wording.difference(b)
             body = (f"{v}'s {label} is {pa.against(reference)} at 1 thread and {pb.against(reference)} at "
                     f"{_threads(every)}{_why(every[v], every[reference], v, reference)}.")
-            out.append(Sentence(body, select.where([one[v], one[reference]], condition=False), pb.status))
+            out.append(Sentence(body, select.where([one[v], one[reference]], with_condition=False), pb.status))
             break
     return out
 
