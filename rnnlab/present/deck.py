@@ -86,8 +86,9 @@ def _asked(name: str) -> tuple[str, ...]:
 
 
 def default_columns(table: TableView) -> list[str]:
-    """The row's name, the metric, its ratio to the reference (the ratio's cell carries its interval, the spread),
-    the training step's ratio when the table has one, and the machine ("measured on"), "check" or "error" when some row has one. A table without ratios: its first
+    """The row's name, the metric, its ratio to the reference (the ratio's cell carries its interval, the spread; one
+    column per condition when the table has the same ratio at 1 thread and at every core), the training step's ratio
+    likewise when the table has one, and the machine ("measured on"), "check" or "error" when some row has one. A table without ratios: its first
     columns, up to :data:`MAX_COLUMNS`, of which at most two of prose or code (the measured figures first, then in
     order). ``table`` as :func:`screen` gives it."""
     cols = table.cols
@@ -97,8 +98,11 @@ def default_columns(table: TableView) -> list[str]:
     if ratios:
         ratio = cols[ratios[0]]
         metric = [j for j, c in enumerate(cols) if c.role == "metric" and c.key == ratio.of]
-        train = [j for j in ratios[1:] if cols[j].of == "train_ms" != ratio.of][:1]  # a talk shows the training step
-        idx = [0, *table.role("machine")[:1], *metric[:1], ratios[0], *train, *table.role("check"),
+        # one comparison under each condition it was measured in (forward at 1 thread and at every core): each of
+        # its columns, then the training step's likewise (a talk shows the training step)
+        same = [j for j in ratios if (cols[j].of, cols[j].against) == (ratio.of, ratio.against)]
+        train = [j for j in ratios if cols[j].of == "train_ms" != ratio.of and cols[j].against == ratio.against]
+        idx = [0, *table.role("machine")[:1], *metric[:1], *same, *train, *table.role("check"),
                *table.role("error")]
         return [cols[j].label for j in dict.fromkeys(idx)][:MAX_COLUMNS]
     long = {j for j, c in enumerate(cols) if c.kind in WORDY}

@@ -128,13 +128,14 @@ metric_label = fmt.label
 
 def by_machine(records: Sequence[Record], metric: str = "fwd_ms") -> TableView:
     """One row per (experiment, configuration, variant), one column per machine (``select.machine_key``: origin,
-    environment fingerprint, matmul-rate class; named by ``select.machine_labels``): a CPU box and a GPU box side by
-    side. Each cell is the record that stands there (``select.dedupe``), flagged when noisy (``tables.metric_cell``);
-    nothing is divided across machines. Failed records and rows no machine measured are left out."""
+    environment fingerprint, matmul-rate class), headed by ``machine_names``' short label so the grid's text is whole
+    at 1400 px; the caption names each machine in full, once. Each cell is the record that stands there
+    (``select.dedupe``), flagged when noisy (``tables.metric_cell``); nothing is divided across machines. Failed
+    records and rows no machine measured are left out."""
     recs = [r for r in select.dedupe(records) if r.ok and metric in r.metrics]
-    labels = select.machine_labels(recs)
-    order = sorted(labels, key=lambda k: (min(select.SOURCE_RANK.get(r.source, 3) for r in recs
-                                              if select.machine_key(r) == k), labels[k]))
+    names = machine_names(recs)
+    order = sorted(names, key=lambda k: (min(select.SOURCE_RANK.get(r.source, 3) for r in recs
+                                             if select.machine_key(r) == k), names[k][0]))
     cells: dict[tuple, dict[str, Record]] = {}
     for r in recs:
         cells.setdefault((r.experiment, fmt.fmt_params(select.config_of(r)), r.variant), {})[select.machine_key(r)] = r
@@ -143,12 +144,10 @@ def by_machine(records: Sequence[Record], metric: str = "fwd_ms") -> TableView:
         rows.append((exp, config, variant, *(tables.metric_cell(per[k], metric) if k in per else fmt.MISSING
                                               for k in order)))
         raw.append((exp, config, variant, *(per[k].metrics[metric] if k in per else None for k in order)))
-    machines = {labels[k]: next(r for r in recs if select.machine_key(r) == k) for k in order}
     caption = ("One column per machine; a cell is that machine's own record, never a ratio across machines. "
-               + "; ".join(f"{name}: " + ("" if r.machine in name else f"{r.machine}, ")
-                           + f"{select.device_of(r)}, TF {r.env.get('tf') or '?'}" for name, r in machines.items()))
+               "machine: " + "; ".join(f"{names[k][0]} is {names[k][1]}" for k in order))
     return TableView(title=f"{fmt.label(metric)} by machine", caption=caption,
-                     columns=("experiment", "configuration", "variant", *(labels[k] for k in order)),
+                     columns=("experiment", "configuration", "variant", *(names[k][0] for k in order)),
                      rows=tuple(rows), raw=tuple(raw))
 
 

@@ -335,4 +335,5 @@ def test_by_machine_gives_each_machine_its_own_column_and_never_divides_across(c
     # seq_len 25 only on A, 400 only on B: the other machine's cell is empty, not borrowed
     only = [v[3:] for k, v in rows.items() if "25 steps" in k[0] or "400 steps" in k[0]]
     assert only and all(sum(x is not None for x in cells) == 1 for cells in only)
-    assert all(r.machine in view.caption for r in recs)
+    assert all(r.machine in view.caption for r in recs)  # each machine in full, once, in the caption
+    assert all(len(m) <= R.SHORT_MACHINE + 3 for m in machines)  # headers whole at 1400 px ("bundled #2")

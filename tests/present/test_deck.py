@@ -223,6 +223,23 @@ def test_the_deck_finds_the_ratio_its_metric_and_the_machine_by_role_whatever_th
         "measured on", "forward (ms)", "forward vs tf1_dynamic", "error"]
 
 
+def test_a_comparison_measured_under_two_conditions_keeps_both_columns_on_the_slide_forward_and_training():
+    # the Unrolling page's 1-thread / every-core table: one ratio per condition, never joined; a slide that kept only
+    # the first would show the 1-thread answer alone and hide that it moves with cores
+    def ratio(m, t):
+        return Column(f"{m} vs keras, {t}", "ratio", "ratio", key=f"{m}@{t}", of=m, against="keras")
+
+    other = Column("fwd_ms vs tf1_dynamic, 1 thread", "ratio", "ratio", key="x", of="fwd_ms", against="tf1_dynamic")
+    cols = (Column("variant", "text", "name"), ratio("fwd_ms", "1 thread"), ratio("fwd_ms", "2 threads"), other,
+            ratio("train_ms", "1 thread"), ratio("train_ms", "2 threads"),
+            Column("cores kept busy", "number", "metric", key="own_cores"))
+    row = ("keras_unroll", "0.93x", "1.44x", "0.5x", "0.86x", "0.99x", "1.9")
+    table = TableView("t", "", cols, (row,), (("keras_unroll", 0.93, 1.44, 0.5, 0.86, 0.99, 1.9),))
+    assert deck.default_columns(deck.screen(table)) == [
+        "variant", "fwd_ms vs keras, 1 thread", "fwd_ms vs keras, 2 threads", "train_ms vs keras, 1 thread",
+        "train_ms vs keras, 2 threads"]  # not the ratio against another reference
+
+
 def test_talk_pairs_charts_keeps_takeaways_and_refuses_bad_columns():
     chart = ChartView("c", "", {"mark": "bar"})
     rep = Report("r", "s", (_table(), _table(title="u")), (chart, chart), {}, takeaways=("**Bold** `code` here",))
