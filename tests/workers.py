@@ -66,8 +66,9 @@ class FakeLauncher:
     Successful workers write the same outputs as ``run_variant`` above when asked for them.
     """
 
-    def __init__(self, metrics=None):
+    def __init__(self, metrics=None, readings=None):
         self.metrics = metrics or (lambda task, n: {"fwd_ms": 2.0, "fwd_ms_p25": 1.5, "fwd_ms_p75": 2.5})
+        self.readings = readings  # what a real worker's meter reads (``details.readings``), when given
         self.tasks = []
 
     @property
@@ -87,8 +88,10 @@ class FakeLauncher:
         if path:
             x = np.arange(6, dtype=np.float32).reshape(2, 3) + (0.5 if task["variant"] == "ok_off" else 0.0)
             np.savez(path, outputs=x)
-        return ScriptedWorker(phases + [{"type": "result", "metrics": dict(got),
-                                         "details": {"fwd_flops": 4e6, "kernel": "test", "worker_wall_s": 1.0},
+        details = {"fwd_flops": 4e6, "kernel": "test", "worker_wall_s": 1.0}
+        if self.readings is not None:
+            details["readings"] = list(self.readings)
+        return ScriptedWorker(phases + [{"type": "result", "metrics": dict(got), "details": details,
                                          "outputs_path": path}])
 
 

@@ -129,19 +129,25 @@ def test_loadavg_skipped_silently_where_unavailable(fake, tmp_path, monkeypatch)
 def test_a_busy_machine_is_warned_about_not_refused(fake, tmp_path, monkeypatch, load, warned):
     monkeypatch.setattr(api.os, "getloadavg", lambda: (load, 0.0, 0.0))
     monkeypatch.setattr(api.condition, "others_now", lambda seconds=0.5: load - 0.5)  # other processes' cores
-    recs, _, seen = go(1, {"ok": [1.0]}, ["ok"], tmp_path)  # ENV says 2 cores
+    # the worker's meter reads what other processes took while it ran (``engine.worker``: the whole call's reading)
+    launcher = FakeLauncher(by_round({"ok": [1.0]}), readings=[{"metric": "run", "other": load - 0.5, "own": 1.0,
+                                                                 "wall": 1.0}])
+    recs = api.run(api.plan("fake_r", variants=["ok"], overrides={"rounds": 1}), store=Store(tmp_path / "s.sqlite"),
+                   env=ENV, launcher=launcher, on_progress=(seen := []).append, mem_limit_mb=None)  # ENV: 2 cores
     warnings = [pr for pr in seen if pr.warning]
     assert recs[0].ok
     if warned:
         assert len(warnings) == 1 and warnings[0] is seen[0] and warnings[0].variant == ""
         assert warnings[0].phase.startswith("warning: machine busy: other processes use 1.0 of 2 cores;")
         assert warnings[0].fraction == 0.0
-        # the one-round record keeps its load, so every figure of it is captioned "busy machine"
+        # the one-round record keeps its load, and its condition: every figure of it is captioned "busy machine"
         assert recs[0].details["loadavg"] == [[1.5, 1.5]]
-        assert "measured on a busy machine (load 1.5 on 2 cores)" in select.source_note(recs)
+        assert recs[0].details["condition"]["other_cores"] == 1.0
+        assert "measured on a busy machine: 2 threads; 1 of 2 cores free while timed" in select.source_note(recs)
     else:
         assert not warnings
         assert "loadavg" not in recs[0].details and "busy" not in select.source_note(recs)
+        assert "2 threads; 1.5 of 2 cores free while timed" in select.source_note(recs)
 
 
 def test_progress_defaults_keep_old_callers_working():

@@ -40,3 +40,18 @@ def test_a_timed_series_keeps_its_own_reading_and_a_call_too_short_to_read_has_n
     # 10 ms counter ticks over a call of under MIN_WINDOW_S would read a fraction of a core as whole cores
     assert "readings" not in _details("busy_for", seconds=0.0)
     assert condition.Condition.of({"threads": 2, "cores": 2, "other_cores": 0.0}).free == 2.0
+
+
+def runs_a_child(params, variant, ctx):
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", "import time\nend = time.perf_counter() + 0.4\n"
+                    "while time.perf_counter() < end: pass"], check=True)
+    return {"metrics": {"run_s": 0.4}}
+
+
+def test_a_variant_that_runs_a_program_in_a_subprocess_counts_its_cpu_as_its_own_not_another_processes():
+    # seed004_construct runs the seed's script in a child: a quiet machine read "1.1 cores taken by others" before
+    (reading,) = _details("runs_a_child")["readings"]
+    assert reading["own"] >= 0.5 and reading["other"] < 0.5
