@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from rnnlab.core import wording
+from rnnlab.core import condition, wording
 from rnnlab.core import format as fmt
 from rnnlab.core import rules, stats
 from rnnlab.core.record import Record
@@ -179,7 +179,13 @@ def recommend(records: Iterable[Record], *, config: Mapping[str, Any] | None = N
     cfg = dict(chosen.config) if chosen is not None else dict(config)
     if chosen is not None:
         configs = {select.config_key(g.config) for g in groups}
-        if len(configs) > 1:
+        if len({_describe(g.config) for g in groups}) == 1 < len(configs):
+            # they differ only in what a configuration's words leave out: the thread count (the seed point is
+            # stored at 1 thread and at every core); each is ranked apart, and the one ranked says its condition
+            how = condition.words_of(list(chosen.records.values()))
+            notes.append(f"Measured under {len(configs)} thread counts at this configuration; ranked under the one "
+                         f"with the most measured variants{f' ({how})' if how else ''}, never two in one ranking.")
+        elif len(configs) > 1:
             notes.append(f"{len(configs)} configurations match; using the one with the most measured variants "
                          f"({_describe(cfg)}). Give more of the configuration to choose another.")
         others = [g for g in groups if g is not chosen and select.config_key(g.config) == select.config_key(cfg)]

@@ -107,3 +107,17 @@ def test_local_beats_bundled_and_ok_beats_failed():
 def test_imports_no_tensorflow():
     code = "import sys, rnnlab.judge.recommend; assert 'tensorflow' not in sys.modules and 'streamlit' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_seed_point_at_1_thread_and_every_core_is_ranked_under_one_thread_count_that_the_note_names():
+    # the configuration's words leave the thread count out: "2 configurations match (rnn, 1x32, ...)" twice over
+    # would ask a reader to give more of a configuration the page has no input for
+    one = {**CFG, "threads": 1}
+    cond = {"condition": {"threads": 1, "cores": 2, "other_cores": 0.0}}
+    recs = RECS + [full("tf1_static", 2.0, 0.5, 0.5, 3.0, 1.0, 1.0, 300.0, params=one, details=cond)]
+    r = recommend(recs)
+    assert r.picks["steady_train"].variant == "tf1_static" and r.picks["steady_train"].value == 2.0  # every core
+    (note,) = [n for n in r.notes if "thread counts" in n]
+    assert note.startswith("Measured under 2 thread counts at this configuration; ranked under the one with the most")
+    assert "never two in one ranking" in note and not any("configurations match" in n for n in r.notes)
+    assert "()" not in note  # these test records read no condition: nothing to say in brackets
