@@ -138,12 +138,31 @@ def words(c: Condition | None) -> str:
     """"2 threads; 1.9 of 2 cores free while timed" (the load changing between rounds said too); "" for None."""
     if c is None:
         return ""
-    t = f"{c.threads} thread{'s' if c.threads != 1 else ''}"
+    t = thread_count(c.threads)
     if c.free is None:
         return t
     free = f"{c.free:.1f}".rstrip("0").rstrip(".") if c.free >= 0.05 else "0"
     out = f"{t}; {free} of {c.cores} core{'s' if c.cores != 1 else ''} free while timed"
     return out + " (the load changed between rounds)" if c.changed else out
+
+
+def threads_words(records) -> str:
+    """The thread counts the records were timed with, without the load: "1 thread", "2 threads"; a record from
+    before conditions by its ``threads`` parameter (0, or none: every core of its machine)."""
+    def threads(r) -> int | None:
+        c = Condition.of(getattr(r, "details", {}).get("condition"))
+        if c is not None:
+            return c.threads
+        cores = (getattr(r, "env", None) or {}).get("cores")
+        return threads_used(int((getattr(r, "params", None) or {}).get("threads") or 0), cores) if cores else None
+
+    counts = sorted({t for t in map(threads, records) if t is not None})
+    return " / ".join(thread_count(t) for t in counts)
+
+
+def thread_count(n: int) -> str:
+    """"1 thread", "2 threads"."""
+    return f"{n} thread{'s' if n != 1 else ''}"
 
 
 def words_of(records) -> str:

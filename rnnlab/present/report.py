@@ -13,6 +13,7 @@ from rnnlab.engine.api import first_run_command
 from rnnlab.judge import select
 from rnnlab.present import charts, pages, tables
 from rnnlab import experiments
+from rnnlab.core import condition
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import fmt_params
 from rnnlab.core.record import Record, utc_now
@@ -106,8 +107,14 @@ def chart_view(chart, title: str, caption: str, records: Sequence[Record]) -> Ch
 
 
 def config_title(exp_title: str, group: select.Group, groups: Sequence[select.Group]) -> str:
-    """"<experiment>: <configuration>", plus whose machine when another group has the same configuration."""
-    title = f"{exp_title}: {fmt_params(dict(group.config))}"
+    """"<experiment>: <configuration>", plus its thread count when another group's configuration reads the same
+    but differs in it (the seed point at 1 thread and at every core), and whose machine when another group has the
+    same configuration."""
+    words = fmt_params(dict(group.config))
+    title = f"{exp_title}: {words}"
+    if any(g.experiment == group.experiment and g.config != group.config and fmt_params(dict(g.config)) == words
+           for g in groups):
+        title += f", {condition.threads_words(list(group.records.values()))}"
     twins = [g for g in groups if g.experiment == group.experiment and g.config == group.config]
     if len(twins) > 1:
         labels = select.machine_labels([next(iter(g.records.values())) for g in twins])

@@ -42,7 +42,7 @@ def by_threads(records: Sequence[Record], point: Mapping, variants: Sequence[str
 
 def _threads(group: Mapping[str, Record]) -> str:
     c = next((condition.Condition.of(r.details.get("condition")) for r in group.values()), None)
-    return f"{c.threads} thread{'s' if c.threads != 1 else ''}" if c else "every core"
+    return condition.thread_count(c.threads) if c else "every core"
 
 
 def _cores(rec: Record) -> float | None:

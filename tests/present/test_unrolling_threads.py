@@ -41,3 +41,13 @@ def test_nothing_shown_until_both_thread_counts_are_stored():
     only_all = [r for r in _records() if r.params["threads"] == 0]
     assert T.threads_view(only_all, POINT, ["tf1_dynamic", "keras"], "tf1_dynamic") == (None, [])
     assert "--set threads=1" in T.threads_missing("python -m rnnlab run unroll --preset seed --set threads=1")
+
+
+def test_the_appendix_titles_the_seed_point_at_each_thread_count_apart():
+    # the configuration's words leave the thread count out: the 1-thread table read as a second copy of the seed's
+    from rnnlab.present import unrolling
+
+    cores = TEST_CPU_ENV["cores"]
+    titles = [t.title for t in unrolling.report(_records()).tables if t.title != "Unrolling: findings"]
+    assert len(titles) == 2 and len(set(titles)) == 2
+    assert any(t.endswith(", 1 thread") for t in titles) and any(t.endswith(f", {cores} threads") for t in titles)
