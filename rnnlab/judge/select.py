@@ -130,14 +130,19 @@ def source_note(records: Sequence[Record]) -> str:
     add ":func:`busy_note`"."""
     if not records:
         return ""
+    by: dict[str, list[Record]] = {}
+    for r in records:
+        by.setdefault(r.machine, []).append(r)
+    if len(by) > 1:  # each machine with its own condition: never one condition said for two machines
+        return _origin_note(records, "; ".join(f"{m} ({b})" if (b := busy_note(rs)) else m
+                                               for m, rs in sorted(by.items())))
     busy = busy_note(records)
-    note = _origin_note(records)
+    note = _origin_note(records, next(iter(by)))
     return f"{note}; {busy}" if busy else note
 
 
-def _origin_note(records: Sequence[Record]) -> str:
+def _origin_note(records: Sequence[Record], machines: str) -> str:
     srcs = {r.source for r in records}
-    machines = "; ".join(sorted({r.machine for r in records}))
     dev = "/".join(sorted({device_of(r) for r in records}))
     if srcs == {"local"}:
         return f"measured here on {dev}: {machines}"
@@ -206,9 +211,19 @@ def provenance(records: Sequence[Record]) -> dict[str, str]:
         "python": join(r.env.get("python") for r in records),
         "rnnlab": join(r.env.get("rnnlab") for r in records),
         "created_at": "; ".join(times) if len(times) <= 2 else f"{times[0]} .. {times[-1]}",
-        "condition": condition.words_of(records),  # threads and cores free while timed
+        "condition": _conditions(records),  # threads and cores free while timed
         "source": source_note(records),
     }
+
+
+def _conditions(records: Sequence[Record]) -> str:
+    """``condition.words_of`` of the records, each machine's said apart when there are several."""
+    by: dict[str, list[Record]] = {}
+    for r in records:
+        by.setdefault(r.machine, []).append(r)
+    if len(by) <= 1:
+        return condition.words_of(records)
+    return "; ".join(f"{m}: {w}" for m, rs in sorted(by.items()) if (w := condition.words_of(rs)))
 
 
 # -- which record stands -------------------------------------------------------------------------------------------

@@ -164,3 +164,16 @@ def test_sweep_charts_get_error_bars_when_records_have_rounds():
     assert any(p["round_min"] == pytest.approx(4.5) and p["round_max"] == pytest.approx(6.0) for p in points)
     one_round = [rec("tf1_static", fwd_ms=0.1 * t, params={"seq_len": t}) for t in (25, 50)]
     assert "errorbar" not in _marks(charts.sweep(one_round))
+
+
+def test_two_machines_in_one_caption_each_say_their_own_condition():
+    from tests.factories import TEST_CPU_ENV, record
+
+    quiet = record("unroll", "tf1_static", {"seq_len": 25}, env={**TEST_CPU_ENV, "machine": "box A, 2 cores"},
+                   source="baseline", details={"condition": {"threads": 2, "cores": 2, "other_cores": 0.0}},
+                   fwd_ms=1.0)
+    old = record("unroll", "tf1_static", {"seq_len": 100}, env={**TEST_CPU_ENV, "machine": "box B, 2 cores"},
+                 source="baseline", details={"loadavg": [[3.3, 3.1]]}, fwd_ms=2.0)
+    note = select.source_note([quiet, old])
+    assert note == ("bundled results (not measured here) from CPU: box A, 2 cores (2 threads; 2 of 2 cores free "
+                    "while timed); box B, 2 cores (measured on a busy machine (load 3.3 on 2 cores))")
