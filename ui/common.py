@@ -35,6 +35,20 @@ def _store(path: str) -> Store:
     return Store(path, warn=lambda msg: None)
 
 
+READ_KEY = "_store_version_read"  # the store's version this session's page last read its records at
+
+
+def note_read(version: tuple) -> None:
+    """``shared.records`` read the store at ``version`` in this script run (``jobs.panel`` compares)."""
+    st.session_state[READ_KEY] = version
+
+
+def read_stale() -> bool:
+    """The records this page read are older than the store: a run wrote its last records after the page read them."""
+    seen = st.session_state.get(READ_KEY)
+    return seen is not None and seen != store().version()
+
+
 def store() -> Store:
     """This machine's store (``RNNLAB_STORE`` or the default path), opened once per process and path."""
     s = _store(str(default_path()))

@@ -251,6 +251,9 @@ def measuring(what: str, plans: Iterable[api.Plan | None] = ()) -> None:
         st.info(said.replace("{what}", what), icon=":material/hourglass_top:")
 
 
+_REDRAWN = "_jobs_redrawn"  # the job whose end this session redrew the page for (once per job)
+
+
 def panel(*, watch: str, mine: Collection[str] = ()) -> bool:
     """Progress and Cancel of the run going on (if any); the outcome of the run this page started, once it ended.
 
@@ -261,6 +264,11 @@ def panel(*, watch: str, mine: Collection[str] = ()) -> bool:
     if watched:
         job = mgr.get(watched)
         if job is not None and not job.active:
+            if common.read_stale() and st.session_state.get(_REDRAWN) != job.key:
+                # it ended between this page reading its records and now: "Run finished" above a table without
+                # its last records would stand until the next click; redraw once, with them
+                st.session_state[_REDRAWN] = job.key
+                st.rerun(scope="app")
             _outcome(job)
             del st.session_state[_watch_key(watch)]
     active = mgr.active()

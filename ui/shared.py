@@ -8,7 +8,7 @@ from rnnlab.core.record import Record
 from rnnlab.judge import select
 
 from . import uploads
-from .common import store
+from .common import note_read, store
 
 # Every rerun of every session used to rebuild its page's views from all records (20 sessions: a 37 s p95 render).
 # A page's view is a pure function of the records and the page's settings, so it is computed once per (records'
@@ -31,6 +31,7 @@ def records(experiment: str | None = None) -> Records:
     s = store()
     mine, token = uploads.held()
     version = ("records", str(s.path), s.version(), baseline.stamp(), experiment, token)
+    note_read(version[2])
 
     def read() -> Records:
         if not mine:
