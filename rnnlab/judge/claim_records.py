@@ -119,7 +119,8 @@ def pairs_of(records: Sequence[Record], experiment: str, a: str, b: str, *, devi
     out = [Pair(dict(g.config), g.device, g.machine, g.records[a], g.records[b])
            for g in select.groups(recs) if a in g.records and b in g.records]
     out = prefer_here(out, lambda p: p.spot, lambda p: p.a.source == "local")
-    return sorted(out, key=lambda p: (p.device, select.config_key(p.params), p.machine))
+    # every core (the seeds' own setting) before a pair pinned to fewer threads
+    return sorted(out, key=lambda p: (p.device, bool(p.params.get("threads")), select.config_key(p.params), p.machine))
 
 
 def focus_of(pairs: list, seed_cfg: Mapping | None) -> tuple[list, bool]:
