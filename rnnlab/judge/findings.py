@@ -184,7 +184,9 @@ def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name:
     steps = ra.params.get("seq_len")
     if iv_bld is not None:
         numbers.update(_numbers("build_ratio", iv_bld))
-        head = (f"{a_name} builds {compare(iv_bld, b_name)} and runs a forward step {compare(iv_fwd, b_name)} at "
+        built = compare(iv_bld, b_name)
+        sep = "," if built.endswith(str(rules.NOISY)) else ""  # "..., too noisy to call, and runs": one clause apart
+        head = (f"{a_name} builds {built}{sep} and runs a forward step {compare(iv_fwd, b_name)} at "
                 f"{steps} steps.")
     else:
         head = f"{a_name} runs a forward step {compare(iv_fwd, b_name)} at {steps} steps."
