@@ -2,22 +2,24 @@
 that resumes (``Step``s of ``PLAN``, each a ``python -m rnnlab run`` into one persistent store per machine; a rerun
 serves what that store holds), reports its progress and time left, and ends with a summary per page.
 
-The plan, and what each experiment costs on a 2-core VM (minutes, from the bundled records' worker times: an
-interleaved round costs every variant's import and build one after the other, then the point's ``budget_s`` of
-windows; the rounds are always the preset's):
+The plan, and what each experiment cost when it last ran whole (minutes of wall time on the 2-core AMD EPYC VM,
+2026-12-04, quiet; a 2-core Xeon VM took about 1.6x as long; the rounds are always the preset's):
 
-    unroll     ~37  seed point (12 variants, 3 rounds) ~7; the same at 1 thread (7 variants) ~5; sequence length on a
-                    log grid 25 / 100 / 400 (100 is the seed point; 7 variants) ~12; LSTM and GRU at the seed (6) ~12;
-                    the quick sweep 25 / 50 / 100 the page opens on ~2
-    knobs       ~6  quick ~1, seed (7 variants, 3 rounds) ~5
-    precision   ~6  quick ~1, seed (10 variants, 3 rounds) ~5
-    varlen      ~2  quick, seed
-    padding     ~6  quick ~1, seed (6 variants, 3 rounds) ~5
-    pitfalls    ~4  every variant at the quick and seed sizes
-    migrate     ~3  every variant at the quick size, the seed's three
-    training    ~4  quick, seed (3 rounds)
-    seed003    ~11  seed (3 rounds; the static graph alone ~3 min a round)
-    total      ~79  (the cut from the sequential bundle: seq_len 50 and 200, and the sweep's XLA variants)
+    unroll     31   seed point (12 variants, 3 rounds) 7.3; the same at 1 thread (7 variants) 3.8; sequence length
+                    on a log grid 25 / 100 / 400 (100 is the seed point; 7 variants) 10.8; LSTM and GRU at the seed
+                    (6) 7.7; the quick sweep 25 / 50 / 100 the page opens on 1.5
+    knobs       3.6 quick, seed (7 variants, 3 rounds)
+    precision   5.2 quick, seed (10 variants, 3 rounds)
+    varlen      0.9 quick, seed
+    padding     3.3 quick, seed (6 variants, 3 rounds)
+    pitfalls    2.0 every variant at the quick and seed sizes
+    migrate     1.6 every variant at the quick size, the seed's three
+    training    2.6 quick, seed (3 rounds)
+    seed003     7.8 seed (3 rounds; the static graph alone about 2.3 min a round)
+    total      58   (the cut from the sequential bundle: seq_len 50 and 200, and the sweep's XLA variants)
+
+Before a machine has timed a step itself, its "time left" prices each configuration from the bundled records' worker
+times of the same configuration (``engine.estimates``): 52 minutes for the whole plan on a fresh store.
 """
 
 from __future__ import annotations

@@ -65,15 +65,12 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
     store = store or Store()
     exp = experiments.get(p.experiment)
     static = envinfo.static_env()
-    walls: dict[str, list[float]] = {}
     stored_recs = store.records(exp.name)
     by_key = {r.key: r for r in stored_recs}  # one read, not one per (point, variant): a 6,000-worker sweep in 0.1 s
     envs: dict[str, dict | None] = {}
-    for r in stored_recs:
-        wall = r.details.get("worker_wall_s")
-        if (r.ok and r.source == "local" and isinstance(wall, (int, float)) and r.env.get("cpu") == static["cpu"]
-                and r.env.get("cores") == static["cores"]):
-            walls.setdefault(_timing_key(r.variant, r.params), []).append(float(wall))
+    walls = _walls(r for r in stored_recs if r.source == "local" and r.env.get("cpu") == static["cpu"]
+                   and r.env.get("cores") == static["cores"])  # this machine's own
+    bundled = _bundled_walls(exp.name)
     workers, seconds, stored, known, timed = 0, 0.0, 0, True, True
     if p.points and needs_probe(store, p.points[0].get("device", "auto")):
         seconds += PROBE_S
@@ -89,7 +86,7 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
         params = dict(point)
         if env is not None and "device" in params:
             params["device"] = env["device"].lower()
-        works, seen_all = [], True
+        works, fallback, seen_all, bundled_all = [], [], True, True
         for v in everyone:
             if env is not None:
                 rec = by_key.get(make_key(spec_of(exp.name, exp.version, v, params), envinfo.fingerprint(env)))
@@ -98,15 +95,42 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
                     continue
             seen = walls.get(_timing_key(v, params))
             timed, seen_all = timed and bool(seen), seen_all and bool(seen)
-            works.append(float(np.median(seen)) if seen else QUICK_WORK_S if p.preset == "quick" else exp.work_s)
+            # else the bundled records' timing of this configuration (another machine: still rough), else constants
+            other = bundled.get(_timing_key(v, params))
+            bundled_all = bundled_all and bool(seen or other)
+            rough = QUICK_WORK_S if p.preset == "quick" else exp.work_s
+            works.append(float(np.median(seen)) if seen else float(np.median(other)) if other else rough)
+            fallback.append(float(np.median(seen)) if seen else rough)
             workers += n_rounds
         if works and point.get("protocol") == "interleaved":
-            seconds += _interleaved_s(point, n_rounds, works, seen_all)
+            # a stored interleaved wall is a whole round (every arm's windows): priced as one only when every arm
+            # has one; a round of some known and some unknown arms is priced from the constants, as before
+            seconds += (_interleaved_s(point, n_rounds, works, True) if bundled_all
+                        else _interleaved_s(point, n_rounds, fallback, seen_all))
         else:
             seconds += sum(n_rounds * (WORKER_START_S + w) for w in works)
     cores = int(static["cores"] or 1)
     factor = slowdown(others, cores)
     return Estimate(workers, seconds * factor, stored, known, timed and workers > 0, factor, others)
+
+
+def _walls(records) -> dict[str, list[float]]:
+    """The worker times (``details.worker_wall_s``) of ``records`` that succeeded, per (variant, configuration)."""
+    out: dict[str, list[float]] = {}
+    for r in records:
+        wall = r.details.get("worker_wall_s")
+        if r.ok and isinstance(wall, (int, float)):
+            out.setdefault(_timing_key(r.variant, r.params), []).append(float(wall))
+    return out
+
+
+def _bundled_walls(experiment: str) -> dict[str, list[float]]:
+    """The bundled records' worker times per (variant, configuration): what a fresh machine's first run of a
+    configuration is priced at (make_baseline's "time left"), before it has timed one itself. Rough: another machine
+    (the 2-core Xeon here took about 1.6x the EPYC's on TensorFlow work)."""
+    from rnnlab.core import baseline
+
+    return _walls(r for r in baseline.load() if r.experiment == experiment)
 
 
 def _interleaved_s(point: Mapping[str, Any], n_rounds: int, works: list[float], seen_all: bool) -> float:
