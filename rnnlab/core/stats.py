@@ -199,6 +199,14 @@ PROCESS_SD = 0.015
 # this term one quiet run's ratio fell inside another's interval in 22 of 36 pairs (61%); with 0.02, 29 of 36 (81%),
 # at no cost to the calibration's detections (+20% called slower in 16 of 16 quiet, 13 of 16 beside one process).
 DRIFT_SD = 0.02
+
+
+def drift_floor() -> float:
+    """The least half-width a paired interval has however many rounds it pools, as a fraction of the ratio
+    (``DRIFT_SD`` at 95%: about 4%): a ratio nearer than this to the margin cannot be decided by more rounds."""
+    return math.exp(_Z975 * DRIFT_SD) - 1
+
+
 BOOTSTRAP = 1000  # resamples (the 2.5% and 97.5% points move by under 1% of the ratio between seeds)
 _BOOT_SEED = 20170422  # fixed: the same records give the same interval on every page and every run
 

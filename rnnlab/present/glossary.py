@@ -138,6 +138,7 @@ def measure_entries(records: Sequence[Any] = ()) -> tuple[Entry, ...]:
 def notation_entries() -> tuple[Entry, ...]:
     """How ratios, noise flags, verdicts and sources are written (``core.rules``, ``judge.select``)."""
     margin, noise = fmt.fmt_percent(rules.MARGIN), fmt.fmt_percent(rules.NOISE)
+    drift = fmt.fmt_percent(stats.drift_floor())
     return (
         Entry("`1.53x (1.41–1.66)`", "A ratio to the reference (above 1: takes more), with its interval in "
                                      f"brackets: {stats.HOW_WORDS['paired']}; for records not timed side by side, "
@@ -147,7 +148,9 @@ def notation_entries() -> tuple[Entry, ...]:
         Entry("margin", f"A speed or memory difference counts at {margin} or more, judged on the whole interval."),
         Entry("holds / does not hold / depends / too noisy to call",
               "A claim's verdict: the records agree with the seed, contradict it, agree only in some "
-              "configurations, or the interval reaches across the margin (more rounds would decide). "
+              "configurations, or the interval reaches across the margin. More rounds narrow a wide interval; "
+              f"a ratio within about {drift} of the margin stays undecided however many rounds are run, because "
+              "two runs minutes apart differ by that much (the interval carries it). "
               "*Not measured*: no record yet; *not measurable here*: the seed's figure is about a GPU."),
         Entry(", ".join(ORIGIN_WORDS.values()),
               "Where a record comes from: **this machine** (measured here: the only records a page calls "
