@@ -106,16 +106,17 @@ def _script():
 @pytest.mark.slow  # ~1 min: 2,000 cases through the import command, then every quick reader, twice
 def test_the_fuzz_script_keeps_the_property_and_resumes(tmp_path):
     script, state_path = _script(), tmp_path / "state.json"
-    state = script.run(seed=30, cases=2000, state_path=state_path, batch=1000, heavy_every=0, work=tmp_path / "w",
+    # a batch, then a rerun (the script itself runs 100,000: scripts/fuzz_records)
+    state = script.run(seed=30, cases=1000, state_path=state_path, batch=1000, heavy_every=0, work=tmp_path / "w",
                        progress=False)
-    assert state["done"] == 2000 and state["failures"] == [], state["failures"][:3]
-    assert state["accepted"] >= 300 and state["refused"] >= 600  # both paths exercised
-    assert state["accepted"] + state["refused"] == 2000
-    again = script.run(seed=30, cases=2050, state_path=state_path, batch=1000, heavy_every=0, work=tmp_path / "w",
+    assert state["done"] == 1000 and state["failures"] == [], state["failures"][:3]
+    assert state["accepted"] >= 150 and state["refused"] >= 300  # both paths exercised
+    assert state["accepted"] + state["refused"] == 1000
+    again = script.run(seed=30, cases=1050, state_path=state_path, batch=1000, heavy_every=0, work=tmp_path / "w",
                        progress=False)  # a rerun continues: only the 50 new cases
-    assert again["done"] == 2050 and again["accepted"] + again["refused"] == 2050 and again["failures"] == []
+    assert again["done"] == 1050 and again["accepted"] + again["refused"] == 1050 and again["failures"] == []
     fresh = json.loads(state_path.read_text())
-    assert fresh["done"] == 2050 and fresh["seed"] == 30
+    assert fresh["done"] == 1050 and fresh["seed"] == 30
 
 
 def test_a_case_is_drawn_from_its_seed_and_index_alone():
