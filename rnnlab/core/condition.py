@@ -13,6 +13,7 @@ about 0.1 core, which is why a window lasts at least ``engine.interleave.MIN_WIN
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -33,8 +34,6 @@ def own_cpu_s() -> float:
     """CPU seconds this process has used, all its threads (nanosecond clock where the platform has one), and its
     children that have ended: a variant that runs a program in a subprocess (seed004's script) keeps that core busy
     itself; without them the child's CPU read as another process's, "1.1 of 2 cores taken" on a quiet machine."""
-    import os
-
     t = os.times()
     return time.process_time() + t.children_user + t.children_system
 

@@ -49,11 +49,11 @@ def describe(params: Mapping, device: str) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def whose(r: Record, *timed: Record) -> str:
+def whose(r: Record, timed: Sequence[Record] = ()) -> str:
     """Whose the record is, " [bundled from <machine>]" ("" for this machine's), and for a figure of ``timed``
     records the condition they were timed under (``select.busy_note``): " [bundled from <machine>; 2 threads; 2 of 2
     cores free while timed]". The seed point at 1 thread and at every core read apart, never as one."""
-    parts = ([] if r.source == "local" else [select.origin(r)]) + ([select.busy_note(list(timed))] if timed else [])
+    parts = ([] if r.source == "local" else [select.origin(r)]) + ([select.busy_note(timed)] if timed else [])
     parts = [x for x in parts if x]
     return f" [{'; '.join(parts)}]" if parts else ""
 
@@ -61,7 +61,7 @@ def whose(r: Record, *timed: Record) -> str:
 def at_record(r: Record, ignore: Sequence[str] = ()) -> str:
     """One record's configuration, device, origin and condition: "rnn, 3x128, ..., CPU [bundled from ...; 2
     threads; ...]"."""
-    return describe(select.config_of(r, ignore), select.device_of(r)) + whose(r, r)
+    return describe(select.config_of(r, ignore), select.device_of(r)) + whose(r, [r])
 
 
 def device_ok(r: Record, device: str) -> bool:
@@ -132,8 +132,8 @@ def focus_of(pairs: list, seed_cfg: Mapping | None) -> tuple[list, bool]:
 def at_config(p: Pair, at_seed: bool, seed_cfg: Mapping | None) -> str:
     cfg = describe(p.params, p.device)
     if at_seed:
-        return f"at the seed's configuration ({cfg}){whose(p.a, p.a, p.b)}"
-    return f"at {cfg}{'' if seed_cfg is None else ' (not the seed configuration)'}{whose(p.a, p.a, p.b)}"
+        return f"at the seed's configuration ({cfg}){whose(p.a, [p.a, p.b])}"
+    return f"at {cfg}{'' if seed_cfg is None else ' (not the seed configuration)'}{whose(p.a, [p.a, p.b])}"
 
 
 def others_note(pairs: list, focus: list, test: Callable[[Pair], bool]) -> str:

@@ -130,12 +130,10 @@ def source_note(records: Sequence[Record]) -> str:
     add ":func:`busy_note`"."""
     if not records:
         return ""
-    by: dict[str, list[Record]] = {}
-    for r in records:
-        by.setdefault(r.machine, []).append(r)
+    by = _by_machine(records)
     if len(by) > 1:  # each machine with its own condition: never one condition said for two machines
         return _origin_note(records, "; ".join(f"{m} ({b})" if (b := busy_note(rs)) else m
-                                               for m, rs in sorted(by.items())))
+                                               for m, rs in by.items()))
     busy = busy_note(records)
     note = _origin_note(records, next(iter(by)))
     return f"{note}; {busy}" if busy else note
@@ -216,14 +214,17 @@ def provenance(records: Sequence[Record]) -> dict[str, str]:
     }
 
 
+def _by_machine(records: Sequence[Record]) -> dict[str, list[Record]]:
+    """The records per machine name (``Record.machine``), in name order: captions say each machine's condition apart."""
+    return {m: [r for r in records if r.machine == m] for m in sorted({r.machine for r in records})}
+
+
 def _conditions(records: Sequence[Record]) -> str:
     """``condition.words_of`` of the records, each machine's said apart when there are several."""
-    by: dict[str, list[Record]] = {}
-    for r in records:
-        by.setdefault(r.machine, []).append(r)
+    by = _by_machine(records)
     if len(by) <= 1:
         return condition.words_of(records)
-    return "; ".join(f"{m}: {w}" for m, rs in sorted(by.items()) if (w := condition.words_of(rs)))
+    return "; ".join(f"{m}: {w}" for m, rs in by.items() if (w := condition.words_of(rs)))
 
 
 # -- which record stands -------------------------------------------------------------------------------------------

@@ -87,7 +87,11 @@ def machine_names(records: Sequence[Record]) -> dict[str, tuple[str, str]]:
 
 def machines_caption(df: pd.DataFrame) -> str:
     """The machines of ``df``'s rows (a ``frame``), each once: its short label and what it is."""
-    pairs = sorted(set(zip(df["on"], df["on_about"])))
+    return _machines_words(sorted(set(zip(df["on"], df["on_about"]))))
+
+
+def _machines_words(pairs) -> str:
+    """(short label, that machine in full) pairs in words: "machine: bundled #1 is AMD EPYC, 2 cores, CPU, TF ..."."""
     return "machine: " + "; ".join(f"{label} is {about}" for label, about in pairs)
 
 
@@ -145,7 +149,7 @@ def by_machine(records: Sequence[Record], metric: str = "fwd_ms") -> TableView:
                                               for k in order)))
         raw.append((exp, config, variant, *(per[k].metrics[metric] if k in per else None for k in order)))
     caption = ("One column per machine; a cell is that machine's own record, never a ratio across machines. "
-               "machine: " + "; ".join(f"{names[k][0]} is {names[k][1]}" for k in order))
+               + _machines_words(names[k] for k in order))
     return TableView(title=f"{fmt.label(metric)} by machine", caption=caption,
                      columns=("experiment", "configuration", "variant", *(names[k][0] for k in order)),
                      rows=tuple(rows), raw=tuple(raw))

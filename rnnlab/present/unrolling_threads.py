@@ -41,8 +41,7 @@ def by_threads(records: Sequence[Record], point: Mapping, variants: Sequence[str
 
 
 def _threads(group: Mapping[str, Record]) -> str:
-    c = next((condition.Condition.of(r.details.get("condition")) for r in group.values()), None)
-    return condition.thread_count(c.threads) if c else "every core"
+    return condition.threads_words(list(group.values())) or "every core"
 
 
 def _cores(rec: Record) -> float | None:
