@@ -33,7 +33,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from rnnlab.core import format as fmt
 from rnnlab.core import rules
@@ -120,13 +120,25 @@ class Walls:
         self.path.write_text(json.dumps(self.seconds, indent=1))
 
 
+class Calls(NamedTuple):
+    """A page's ratio statements against the reference: decided (``rules.direction``), one side of the margin ruled
+    out (``rules.BOUNDED``), too noisy to call or too busy to decide."""
+
+    decided: int = 0
+    bounded: int = 0
+    noisy: int = 0
+
+
+METRICS = ("fwd_ms", "train_ms", "build_s", "peak_mem_mb")  # every ratio the appendix gives an interval
+
+
 def noisy_share(records: Sequence, reference: Callable[[str], str | None],
-                interval: Callable, direction: Callable) -> tuple[int, int]:
-    """(ratio calls decided, too noisy) over each record against its experiment's reference at one configuration and
-    machine, for every timed metric both have (``fwd_ms``, ``train_ms``, ``build_s``)."""
+                interval: Callable, statement: Callable) -> Calls:
+    """Each record against its experiment's reference at one configuration and machine, for every metric of
+    ``METRICS`` both have, by what ``statement`` (``rules.bound``) lets a sentence say of its interval."""
     from rnnlab.judge import select
 
-    decided = noisy = 0
+    said = {"decided": 0, "bounded": 0, "noisy": 0}
     groups: dict[tuple, list] = {}
     for r in records:
         if r.ok:
@@ -136,16 +148,14 @@ def noisy_share(records: Sequence, reference: Callable[[str], str | None],
         for r in rs:
             if ref is None or r is ref:
                 continue
-            for m in ("fwd_ms", "train_ms", "build_s"):
+            for m in METRICS:
                 if m in r.metrics and m in ref.metrics:
                     iv = interval(r, ref, m)
                     if iv is None:
                         continue
-                    if not rules.decided(direction(iv)):  # too noisy to call, or too busy to decide
-                        noisy += 1
-                    else:
-                        decided += 1
-    return decided, noisy
+                    st = statement(iv)
+                    said["decided" if rules.decided(st) else "bounded" if rules.bounded(st) else "noisy"] += 1
+    return Calls(**said)
 
 
 def _experiment_of(command: str) -> str:
@@ -156,18 +166,21 @@ def _experiment_of(command: str) -> str:
 
 def summary(records: Sequence, walls: Mapping[str, float], page_of: Callable[[str], str],
             calls: Callable[[Sequence], tuple[int, int]], claim_counts: Mapping[str, int]) -> str:
-    """Per page: records, ratio calls decided and too noisy, wall time of its experiments; then the claims."""
-    lines = [f"{'page':<12} {'experiment':<10} {'records':>7} {'decided':>7} {'noisy':>5} {'noisy %':>7} {'wall':>9}"]
+    """Per page: records, ratio statements decided, one side ruled out and too noisy (:class:`Calls`), wall time of
+    its experiments; then the claims."""
+    lines = [f"{'page':<12} {'experiment':<10} {'records':>7} {'decided':>7} {'one side':>8} {'noisy':>5} "
+             f"{'noisy %':>7} {'wall':>9}"]
     by_exp: dict[str, list] = {}
     for r in records:
         by_exp.setdefault(r.experiment, []).append(r)
     rows = sorted(set(by_exp) | {_experiment_of(k) for k in walls}, key=lambda e: (page_of(e), e))
     for e in rows:
         rs = by_exp.get(e, [])
-        decided, noisy = calls(rs)
-        share = fmt.fmt_percent(noisy / (decided + noisy)) if decided + noisy else fmt.MISSING
+        c = Calls(*calls(rs))
+        n = sum(c)
+        share = fmt.fmt_percent(c.noisy / n) if n else fmt.MISSING
         wall = sum(s for k, s in walls.items() if _experiment_of(k) == e)
-        lines.append(f"{page_of(e):<12} {e:<10} {len(rs):>7} {decided:>7} {noisy:>5} {share:>7} "
+        lines.append(f"{page_of(e):<12} {e:<10} {len(rs):>7} {c.decided:>7} {c.bounded:>8} {c.noisy:>5} {share:>7} "
                      f"{_minutes(wall):>9}")
     lines.append(f"total wall {_minutes(sum(walls.values()))}; claims: "
                  + ", ".join(f"{n} {st}" for st, n in claim_counts.items()))
@@ -313,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         counts[str(v.status)] = counts.get(str(v.status), 0) + 1
     print(summary(records, walls.seconds, lambda e: experiments.get(e).page,
                   lambda rs: noisy_share(rs, lambda e: experiments.get(e).reference, findings.interval,
-                                         rules.direction), counts))
+                                         rules.bound), counts))
     if not a.no_write:
         from rnnlab.commands import results
 

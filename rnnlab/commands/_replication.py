@@ -50,10 +50,10 @@ def replication(plan, runs: Sequence[Sequence[Record]], loads: Sequence[int], gr
                 a, b = ivs[i][key], ivs[j][key]
                 held += (a.lo <= b.mid <= a.hi) + (b.lo <= a.mid <= b.hi)
                 total += 2
-                ca, cb = rules.direction(a), rules.direction(b)
+                ca, cb = rules.bound(a), rules.bound(b)
                 calls += 1
                 same += ca == cb
-                contra += ca != cb and rules.decided(ca) and rules.decided(cb)
+                contra += rules.contradict(ca, cb)
         runs_said = ", ".join(str(i + 1) for i in g)
         if len(g) < 2:
             lines += wrap(f"condition {gi + 1} (run {runs_said}): one run, nothing to replicate", width)

@@ -4,7 +4,7 @@ A benchmark of the measurement itself, not a test: it runs the same plan twice (
 never the user's) and shows how far the two runs' figures lie apart. Per variant and metric: each run's median over
 its rounds, their spread ``|m1 - m2| / mean``, and whether run 1's ratio-to-reference interval
 (``judge.findings.interval``: paired windows of an interleaved run, else the rounds) holds run 2's ratio, and
-whether the two runs make the same call (``rules.direction``). Last lines: the largest spread, how many intervals
+whether the two runs make the same statement (``rules.bound``). Last lines: the largest spread, how many intervals
 held, how many calls agree and how many contradict each other. Progress goes to stderr, the report to stdout.
 """
 
@@ -151,7 +151,7 @@ def _row(v: str, m: str, pair: tuple[Record, Record], refs: tuple, reference: st
         if i2 is not None:
             r2 = f"{i2.mid:.3f}"
         if i1 is not None and i2 is not None:
-            tally.calls.append((rules.direction(i1), rules.direction(i2)))
+            tally.calls.append((rules.bound(i1), rules.bound(i2)))
             tally.compared += 1
             inside = i1.lo <= i2.mid <= i1.hi
             tally.held += inside
@@ -173,9 +173,10 @@ def _summary(tally: _Tally, reference: str | None, width: int | None) -> list[st
                  + f"{tally.held} of {tally.compared} ratio intervals of run 1 held run 2's ratio", width)
     if tally.calls:
         same, contra = agreement(tally.calls)
-        lines += wrap(f"calls against {reference} (faster / about the same / slower / too noisy to call): the same in "
-                      f"{same} of {len(tally.calls)} ratios; contradicting (a direction in one run, the other "
-                      f"direction or about the same in the other) {contra}", width)
+        lines += wrap(f"statements against {reference} (faster / about the same / slower / one side ruled out / too "
+                      f"noisy to call): the same in {same} of {len(tally.calls)} ratios; contradicting (two that "
+                      f"cannot both be true: faster in one run, about the same, slower or not faster in the other) "
+                      f"{contra}", width)
     said = [f"{name} {sum(h for h, _ in got)} of {len(got)} (median width {statistics.median(w for _, w in got):.2f}x)"
             for name, got in tally.other.items() if got]
     if said:
@@ -185,10 +186,11 @@ def _summary(tally: _Tally, reference: str | None, width: int | None) -> list[st
 
 
 def agreement(calls: Sequence[tuple[str, str]]) -> tuple[int, int]:
-    """(the same call in both runs, contradictions): a contradiction is a direction in one run and the other
-    direction or "about the same" in the other; "too noisy to call" and "too busy to decide" contradict nothing."""
+    """(the same statement in both runs, contradictions): two statements that cannot both be true
+    (``rules.contradict``: a direction in one run and the other direction or "about the same" in the other, or a side
+    ruled out in one that the other called); "too noisy to call" and "too busy to decide" contradict nothing."""
     same = sum(a == b for a, b in calls)
-    contra = sum(a != b and rules.decided(a) and rules.decided(b) for a, b in calls)
+    contra = sum(rules.contradict(a, b) for a, b in calls)
     return same, contra
 
 

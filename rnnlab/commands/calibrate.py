@@ -9,10 +9,11 @@ known size. ``--shape user`` times each trial as a user's own run is timed (the 
 budget and deadline: ``core.params.USER_RUN``) at the preset's configuration; ``preset`` as the preset is.
 ``--contend N,M``: the whole test again beside N CPU-bound processes it starts and stops itself
 (``engine.contend``), a table row per N. Per trial and timed series
-(``fwd_ms``, ``train_ms``) each arm's paired interval against ``A`` (``stats.paired_interval``) and its call
-(``rules.direction``). What it prints: how often A/A's interval excludes 1 (a false difference), whether A/A was ever
-called faster or slower, how often +20% was called slower (its interval clears the margin), how often +10%'s interval
-excludes 1, and the median half-width of the intervals. A scratch nothing: no record is stored.
+(``fwd_ms``, ``train_ms``) each arm's paired interval against ``A`` (``stats.paired_interval``) and what a sentence may say of it
+(``rules.bound``: a call, one side of the margin ruled out, or too noisy). What it prints: how often A/A's interval
+excludes 1 (a false difference), whether A/A was ever called faster or slower, how often +20% was called slower (its
+interval clears the margin), every statement that rules out where an arm's true ratio lies (``TRUTH``: a wrong call),
+and the median half-width of the intervals. A scratch nothing: no record is stored.
 """
 
 from __future__ import annotations
@@ -40,9 +41,14 @@ SERIES = ("fwd_ms", "train_ms")  # the series with injected work (builds are not
 TARGETS = {  # what the method must show on this kind of machine, quiet or beside competing load
     "A/A": "interval excludes 1 in at most 5% of pairs; never called faster or slower, at any load",
     "+20%": "called slower in at least 80% with at most one other process busy; at any load never called faster "
-            "or about the same (too busy to decide is allowed)",
+            "or about the same, nor slower ruled out (too busy to decide is allowed)",
     "+10%": "never called faster",
 }
+# arm -> the zones of the margin its true ratio may lie in (``rules.ZONES``): a statement that rules all of them out
+# is a wrong call. +10% sits at the margin's edge (1.11): about the same or slower
+TRUTH = {"A/A": frozenset({rules.SAME}), "+10%": frozenset({rules.SAME, rules.HIGHER}),
+         "+20%": frozenset({rules.HIGHER})}
+STATEMENTS = (rules.LOWER, rules.SAME, rules.HIGHER, rules.NOT_HIGHER, rules.NOT_LOWER, rules.NOISY, rules.TOO_BUSY)
 DEFAULT_SET = {"budget_s": 60}
 QUIET_UP_TO = 1  # competing processes up to which +20% must be called slower (above: "too busy" is allowed)
 
@@ -98,13 +104,13 @@ class Summary:
     def checks(self) -> list[tuple[str, int, int, bool]]:
         """(what, count, of, passes): ``TARGETS`` at this load."""
         excl = self.rate("A/A", lambda iv, c: iv.lo > 1 or iv.hi < 1)
-        dirs = self.rate("A/A", lambda iv, c: c in (rules.LOWER, rules.HIGHER))
+        dirs = self.rate("A/A", lambda iv, c: rules.excludes(c, TRUTH["A/A"]))
         slow20 = self.rate("+20%", lambda iv, c: c == rules.HIGHER)
-        wrong20 = self.rate("+20%", lambda iv, c: c in (rules.LOWER, rules.SAME))
-        wrong10 = self.rate("+10%", lambda iv, c: c == rules.LOWER)
+        wrong20 = self.rate("+20%", lambda iv, c: rules.excludes(c, TRUTH["+20%"]))
+        wrong10 = self.rate("+10%", lambda iv, c: rules.excludes(c, TRUTH["+10%"]))
         out = [("A/A: interval excludes 1", *excl, excl[1] > 0 and excl[0] <= 0.05 * excl[1]),
                ("A/A: called faster or slower", *dirs, dirs[1] > 0 and dirs[0] == 0),
-               ("+20%: called faster or about the same", *wrong20, wrong20[0] == 0),
+               ("+20%: called faster, about the same or not slower", *wrong20, wrong20[0] == 0),
                ("+10%: called faster", *wrong10, wrong10[0] == 0)]
         if self.contend <= QUIET_UP_TO:
             out.insert(2, ("+20%: called slower", *slow20, slow20[1] > 0 and slow20[0] >= 0.80 * slow20[1]))
@@ -122,14 +128,15 @@ class Summary:
         where = "; ".join(x for x in (f"{self.contend} competing process{'es' if self.contend != 1 else ''}",
                                       self.condition(), f"{self.shape} shape") if x)
         out = wrap(f"calibrate: {self.trials} trials on {self.machine}, {fmt_seconds(self.seconds)} ({where})", width)
-        out.append(f"{'arm vs A':<8} {'pairs':>5} {'faster':>6} {'same':>5} {'slower':>6} {'noisy':>6} {'busy':>5} "
-                   f"{'median ratio':>12} {'median half-width':>17}")
+        out.append(f"{'arm vs A':<8} {'pairs':>5} {'faster':>6} {'same':>5} {'slower':>6} {'not slower':>10} "
+                   f"{'not faster':>10} {'noisy':>6} {'busy':>5} {'median ratio':>12} {'median half-width':>17}")
         for arm in list(ARMS)[1:]:
             got, calls = self.pairs.get(arm, []), self.calls(arm)
             mid = statistics.median(iv.mid for _, iv, _ in got) if got else None
             hw = self.half_width(arm)
             out.append(f"{arm:<8} {len(got):>5} {calls.count(rules.LOWER):>6} {calls.count(rules.SAME):>5} "
-                       f"{calls.count(rules.HIGHER):>6} {calls.count(rules.NOISY):>6} {calls.count(rules.TOO_BUSY):>5} "
+                       f"{calls.count(rules.HIGHER):>6} {calls.count(rules.NOT_HIGHER):>10} "
+                       f"{calls.count(rules.NOT_LOWER):>10} {calls.count(rules.NOISY):>6} {calls.count(rules.TOO_BUSY):>5} "
                        f"{'-' if mid is None else f'{mid:.3f}x':>12} {'-' if hw is None else f'{hw:.1%}':>17}")
         for what, n, of, ok in self.checks():
             out.append(f"{'PASS' if ok else 'FAIL'}  {what}: {n} of {of}")
@@ -140,7 +147,7 @@ class Summary:
                 "contend": self.contend, "shape": self.shape, "others_before": self.others, "free": self.free,
                 "arms": {arm: {"pairs": len(self.pairs.get(arm, [])),
                                "calls": {c: self.calls(arm).count(c)
-                                         for c in (rules.LOWER, rules.SAME, rules.HIGHER, rules.NOISY, rules.TOO_BUSY)},
+                                         for c in STATEMENTS},
                                "median_half_width": self.half_width(arm)} for arm in list(ARMS)[1:]},
                 "checks": [{"what": w, "count": n, "of": of, "pass": ok} for w, n, of, ok in self.checks()]}
 
@@ -151,10 +158,9 @@ def table(summaries: Sequence[Summary]) -> list[str]:
            f"{'+20% busy':>9} {'wrong calls':>11}  result"]
     for s in summaries:
         excl, dirs = (s.rate("A/A", t) for t in (lambda iv, c: iv.lo > 1 or iv.hi < 1,
-                                                 lambda iv, c: c in (rules.LOWER, rules.HIGHER)))
+                                                 lambda iv, c: rules.excludes(c, TRUTH["A/A"])))
         slow, busy = (s.rate("+20%", lambda iv, c, w=w: c == w) for w in (rules.HIGHER, rules.TOO_BUSY))
-        wrong = dirs[0] + s.rate("+20%", lambda iv, c: c in (rules.LOWER, rules.SAME))[0] + \
-            s.rate("+10%", lambda iv, c: c == rules.LOWER)[0]
+        wrong = sum(s.rate(arm, lambda iv, c, t=t: rules.excludes(c, t))[0] for arm, t in TRUTH.items())
         ok = all(c[3] for c in s.checks())
         out.append(f"{s.contend:>7} {s.condition().replace(' cores free while timed', '') or '-':>16} "
                    f"{excl[0]:>4} of {excl[1]:<3} {dirs[0]:>3} of {dirs[1]:<3} {slow[0]:>4} of {slow[1]:<3} "
@@ -228,7 +234,7 @@ def _score(summary: Summary, history: dict, t: int, keep: list | None, say, core
             iv = stats.session_interval(history.get(arm, {}), history.get("A", {}), s)
             if iv is None:
                 continue
-            call = rules.direction(iv)
+            call = rules.bound(iv)
             summary.pairs[arm].append((s, iv, call))
             row["pairs"].setdefault(arm, {})[s] = {"lo": iv.lo, "mid": iv.mid, "hi": iv.hi, "call": call,
                                                    "unsettled": iv.unsettled}

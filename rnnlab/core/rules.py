@@ -8,7 +8,8 @@
 - A measurement taken while the machine's load exceeded ``BUSY`` of its cores says so.
 - Numbers that should agree (a float32 variant against a float64 reference, a converted model against the TF1
   graph) agree when they differ by at most ``ATOL``.
-- A ratio within ``MARGIN`` of 1 reads "about the same" in every sentence rnnlab writes.
+- A ratio within ``MARGIN`` of 1 reads "about the same" in every sentence rnnlab writes; an interval across one side
+  of the margin only says the side it rules out (:func:`bound`: "about the same or higher").
 """
 
 from __future__ import annotations
@@ -128,11 +129,39 @@ def call(interval, at_least: float = MARGIN) -> Status:
 LOWER, HIGHER, SAME = "lower", "higher", "about the same"  # what :func:`direction` decides, besides NOISY
 TOO_BUSY = "too busy to decide"  # an interval from rounds timed under different conditions (``Interval.unsettled``)
 DECIDED = (LOWER, HIGHER, SAME)
+# what :func:`bound` says of an interval that reaches across one side of the margin only: the side it rules out
+NOT_LOWER, NOT_HIGHER = "about the same or higher", "about the same or lower"
+BOUNDED = (NOT_LOWER, NOT_HIGHER)
+# the zones of the true ratio each statement allows (below the margin, inside it, above it); NOISY allows all three
+ZONES = {LOWER: frozenset({LOWER}), SAME: frozenset({SAME}), HIGHER: frozenset({HIGHER}),
+         NOT_LOWER: frozenset({SAME, HIGHER}), NOT_HIGHER: frozenset({LOWER, SAME})}
 
 
 def decided(status: str | None) -> bool:
     """Whether a :func:`direction` is a call (a sentence may state it, bold), not "too noisy" or "too busy"."""
     return status in DECIDED
+
+
+def bounded(status: str | None) -> bool:
+    """Whether a statement (:func:`bound`) rules out one side of the margin only (``BOUNDED``)."""
+    return status in BOUNDED
+
+
+def answered(status: str | None) -> bool:
+    """Whether a statement (:func:`bound`) rules something out: a call, or one side of the margin (``BOUNDED``);
+    not "too noisy to call" (an interval across both sides) or "too busy to decide"."""
+    return status in ZONES
+
+
+def excludes(status: str | None, truth: frozenset | set) -> bool:
+    """Whether ``status`` rules out every zone in ``truth`` (a wrong statement when the true ratio lies there):
+    ``calibrate``'s wrong calls, ``bench-stability``'s contradictions (two runs' statements that share no zone)."""
+    return answered(status) and ZONES[status].isdisjoint(truth)
+
+
+def contradict(a: str | None, b: str | None) -> bool:
+    """Two statements of one ratio that cannot both be true: each rules something out and they share no zone."""
+    return answered(a) and answered(b) and ZONES[a].isdisjoint(ZONES[b])
 
 
 def direction(interval, margin: float = MARGIN) -> str:
@@ -150,6 +179,24 @@ def direction(interval, margin: float = MARGIN) -> str:
         return HIGHER
     if interval.lo > low and interval.hi < high:
         return SAME
+    return NOISY
+
+
+def bound(interval, margin: float = MARGIN) -> str:
+    """What a sentence may say of the interval of A/B: :func:`direction`'s call when it decides; else, when the
+    interval reaches across one side of the margin only, the side it rules out: ``NOT_LOWER`` (nowhere below
+    ``1 - margin``: about the same or higher) or ``NOT_HIGHER`` (nowhere above ``1 / (1 - margin)``); else what
+    :func:`direction` said (too noisy to call: across both sides; too busy to decide). :func:`direction` stays the
+    protocol's stop rule and the calibrated call: a bound is said, never bold, and a run keeps timing while it holds
+    one."""
+    said = direction(interval, margin)
+    if said != NOISY:
+        return said
+    low, high = 1.0 - margin, 1.0 / (1.0 - margin)
+    if interval.lo > low:
+        return NOT_LOWER
+    if interval.hi < high:
+        return NOT_HIGHER
     return NOISY
 
 

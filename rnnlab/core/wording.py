@@ -5,6 +5,8 @@ recommendation, decks, CLI) takes its words from :func:`difference`, which asks 
 
 - a direction ("1.59x faster", "5.8x slower") and bold only when the whole interval clears the margin;
 - "about as fast" only when the whole interval lies inside the margin;
+- an interval that reaches across one side of the margin only says the side it rules out, never bold: "about as
+  fast as B or slower (at 1.07x its time, 1.01–1.12x)" (``rules.bound``: no gain of the margin or more);
 - otherwise "too noisy to call", with the ratio and its interval; "too busy to decide" when the interval's rounds
   were timed under different loads (``Interval.unsettled``), however narrow it is.
 
@@ -25,20 +27,21 @@ from typing import Sequence
 from rnnlab.core import format as fmt
 from rnnlab.core import rules
 
-# kind -> (lower, higher, same, "A in 1.11x B's <noun>") for a ratio A/B where lower is better (time, size),
-# or, for ``rate``, higher is better (steps per second)
+# kind -> (lower, higher, same, "A in 1.11x B's <noun>", (or lower, or higher)) for a ratio A/B where lower is
+# better (time, size), or, for ``rate``, higher is better (steps per second); the last pair ends a bound's words
+# ("about as fast as B or slower": ``rules.NOT_LOWER``)
 KINDS = {
-    "time": ("faster", "slower", "about as fast", "time"),
-    "size": ("smaller", "larger", "about the same size", "size"),
-    "memory": ("less memory", "more memory", "about the same memory", "memory"),
-    "rate": ("slower", "faster", "about as fast", "rate"),
+    "time": ("faster", "slower", "about as fast", "time", ("faster", "slower")),
+    "size": ("smaller", "larger", "about the same size", "size", ("smaller", "larger")),
+    "memory": ("less memory", "more memory", "about the same memory", "memory", ("less", "more")),
+    "rate": ("slower", "faster", "about as fast", "rate", ("slower", "faster")),
 }
 
 
 @dataclass(frozen=True)
 class Phrase:
-    """A difference as words: ``status`` (``rules.direction``), ``words`` ("1.59x faster", "about as fast", "too noisy
-    to call"), ``span`` (the interval as the words read it, "1.52–1.66x"; "" when none is known), ``ratio`` (A/B).
+    """A difference as words: ``status`` (``rules.bound``), ``words`` ("1.59x faster", "about as fast", "too noisy
+    to call"; a bound's "about as fast", with ``side``), ``span`` (the interval as the words read it, "1.52–1.66x"; "" when none is known), ``ratio`` (A/B).
     ``bold`` only when decided."""
 
     status: str
@@ -46,18 +49,26 @@ class Phrase:
     span: str
     ratio: float
     noun: str
+    side: str = ""  # a bound's other side, "slower" in "about as fast as B or slower" ("" for any other status)
 
     @property
     def decided(self) -> bool:
         return rules.decided(self.status)
 
     @property
+    def bounded(self) -> bool:
+        return rules.bounded(self.status)
+
+    @property
     def bold(self) -> bool:
         return self.decided
 
     def text(self, *, md: bool = False) -> str:
-        """"1.59x faster (1.52–1.66x)"; "too noisy to call (1.11x, 0.59–1.86x)"."""
+        """"1.59x faster (1.52–1.66x)"; "about as fast or slower (1.07x, 1.01–1.12x)"; "too noisy to call (1.11x,
+        0.59–1.86x)"."""
         words = f"**{self.words}**" if md and self.bold else self.words
+        if self.bounded:
+            words = f"{words} or {self.side}"
         if not self.decided:
             inner = ", ".join(x for x in (fmt.fmt_ratio(self.ratio), self.span) if x)
             return f"{words} ({inner})"
@@ -65,9 +76,13 @@ class Phrase:
 
     def against(self, other: str, *, md: bool = False) -> str:
         """The phrase with the other side named: "1.59x faster than B (1.52–1.66x)", "about as fast as B (0.95–1.04x)",
-        "in 1.11x B's time (0.59–1.86x), too noisy to call"."""
+        "about as fast as B or slower (at 1.07x its time, 1.01–1.12x)", "at 1.11x B's time (0.59–1.86x), too noisy
+        to call"."""
         words = f"**{self.words}**" if md and self.bold else self.words
         tail = f" ({self.span})" if self.span else ""
+        if self.bounded:
+            inner = ", ".join(x for x in (f"at {fmt.fmt_ratio(self.ratio)} its {self.noun}", self.span) if x)
+            return f"{words} as {other} or {self.side} ({inner})"
         if not self.decided:
             return f"at {fmt.fmt_ratio(self.ratio)} {other}'s {self.noun}{tail}, {words}"
         if self.status == rules.SAME:
@@ -79,14 +94,16 @@ def difference(iv, *, kind: str = "time", margin: float = rules.MARGIN) -> Phras
     """The words for the interval ``iv`` of A/B (``core.stats.Interval``); None without a usable ratio."""
     if iv is None or not (iv.mid > 0) or iv.mid != iv.mid or iv.mid == float("inf"):
         return None
-    lower, higher, same, noun = KINDS[kind]
-    status = rules.direction(iv, margin)
+    lower, higher, same, noun, (or_lower, or_higher) = KINDS[kind]
+    status = rules.bound(iv, margin)
     if status == rules.LOWER:
         return Phrase(status, f"{fmt.fmt_ratio(1 / iv.mid)} {lower}", _span(iv, invert=True), iv.mid, noun)
     if status == rules.HIGHER:
         return Phrase(status, f"{fmt.fmt_ratio(iv.mid)} {higher}", _span(iv), iv.mid, noun)
     if status == rules.SAME:
         return Phrase(status, same, _span(iv), iv.mid, noun)
+    if rules.bounded(status):
+        return Phrase(status, same, _span(iv), iv.mid, noun, or_higher if status == rules.NOT_LOWER else or_lower)
     return Phrase(status, status, _span(iv), iv.mid, noun)  # too noisy to call, or too busy to decide
 
 
@@ -98,7 +115,9 @@ def bold(text: str) -> str:
     words = sorted({w for k in KINDS.values() for w in k[:3]}, key=len, reverse=True)
     ratio = "|".join(re.escape(w) for w in words if not w.startswith("about"))
     same = "|".join(re.escape(w) for w in words if w.startswith("about"))
-    return re.sub(rf"(?<!\*)(\d[\d,.]*x (?:{ratio})|{same})(?!\*)", r"**\1**", text)
+    sides = "|".join(sorted({re.escape(w) for k in KINDS.values() for w in k[4]}))
+    bounded = rf"(?![^,;()]*? or (?:{sides})\b)"  # a bound ("about as fast as B or slower") is never bold
+    return re.sub(rf"(?<!\*)(\d[\d,.]*x (?:{ratio})|(?:{same}){bounded})(?!\*)", r"**\1**", text)
 
 
 def _span(iv, *, invert: bool = False) -> str:
@@ -110,8 +129,9 @@ def _span(iv, *, invert: bool = False) -> str:
 class Sentence:
     """A sentence with its machine and its call as data, so nothing downstream reads them out of the words:
     ``where`` ("On this CPU", ``select.where``; "" for a sentence that names no machine first), ``body`` (the rest,
-    as it reads after "<where>, "), ``status`` (the call of the difference it states, ``rules.direction`` through
-    :func:`difference`: lower, higher, about the same, too noisy to call; None when it states none).
+    as it reads after "<where>, "), ``status`` (the call of the difference it states, ``rules.bound`` through
+    :func:`difference`: lower, higher, about the same, one side ruled out, too noisy to call; None when it states
+    none).
     :attr:`text` is the one place the whole sentence is put together."""
 
     body: str

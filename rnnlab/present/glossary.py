@@ -146,6 +146,11 @@ def notation_entries() -> tuple[Entry, ...]:
         Entry("`13.7 (! 23%)`", f"A noisy figure: its rounds disagree by 23% of their median, more than {noise}."),
         Entry(fmt.MISSING, "Not measured, not applicable, or unknown: never a zero."),
         Entry("margin", f"A speed or memory difference counts at {margin} or more, judged on the whole interval."),
+        Entry("faster / about as fast / about as fast or slower",
+              f"What a sentence says of a ratio's interval: faster or slower (in bold) when the whole interval clears "
+              f"the {margin} margin, about as fast when it lies inside it, and \"about as fast or slower\" (or "
+              "\"... or faster\") when it reaches across one side of the margin only: a gain (or a loss) of the "
+              "margin or more is ruled out, the rest is not decided. Across both sides: too noisy to call."),
         Entry("holds / does not hold / depends / too noisy to call",
               "A claim's verdict: the records agree with the seed, contradict it, agree only in some "
               "configurations, or the interval reaches across the margin. More rounds narrow a wide interval; "

@@ -52,20 +52,21 @@ def _pair(ref_ms, other_ms):
 
 
 def test_noisy_share_counts_each_ratio_against_the_reference():
-    share = lambda rs: mb.noisy_share(rs, lambda e: "tf1_dynamic", findings.interval, rules.direction)  # noqa: E731
-    assert share(_pair([100, 101, 99], [50, 51, 49])) == (1, 0)
-    assert share(_pair([100, 101, 99], [40, 90, 140])) == (0, 1)
-    assert share([]) == (0, 0)
+    share = lambda rs: mb.noisy_share(rs, lambda e: "tf1_dynamic", findings.interval, rules.bound)  # noqa: E731
+    assert share(_pair([100, 101, 99], [50, 51, 49])) == (1, 0, 0)
+    assert share(_pair([100, 101, 99], [40, 90, 140])) == (0, 0, 1)
+    assert share(_pair([100, 101, 99], [101, 104, 107])) == (0, 1, 0)  # 1.01-1.07 rounds: not faster, maybe slower
+    assert share([]) == (0, 0, 0)
 
 
 def test_summary_has_a_row_per_experiment_with_its_page_and_wall():
     recs = _pair([100, 101, 99], [40, 90, 140])
     text = mb.summary(recs, {"run unroll --preset seed": 420.0, "run varlen --preset quick": 30.0},
-                      lambda e: {"unroll": "unrolling", "varlen": "varlen"}[e], lambda rs: (3, 1) if rs else (0, 0),
+                      lambda e: {"unroll": "unrolling", "varlen": "varlen"}[e], lambda rs: (3, 2, 1) if rs else (0, 0, 0),
                       {"holds": 5, "too noisy to call": 1})
     rows = {line.split()[1]: line.split() for line in text.splitlines()[1:-1]}
-    assert rows["unroll"][:6] == ["unrolling", "unroll", "2", "3", "1", "25%"] and rows["unroll"][6] == "7.0"
-    assert rows["varlen"][2] == "0" and rows["varlen"][6] == "0.5"  # timed, nothing stored: still a row
+    assert rows["unroll"][:7] == ["unrolling", "unroll", "2", "3", "2", "1", "17%"] and rows["unroll"][7] == "7.0"
+    assert rows["varlen"][2] == "0" and rows["varlen"][7] == "0.5"  # timed, nothing stored: still a row
     assert text.splitlines()[-1] == "total wall 7.5 min; claims: 5 holds, 1 too noisy to call"
 
 

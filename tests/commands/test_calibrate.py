@@ -71,8 +71,15 @@ def test_under_competing_load_too_busy_is_allowed_and_a_wrong_call_is_not():
     assert not any("called slower" in what for what, *_ in s.checks())
     quiet = calibrate.Summary(2, dict(s.pairs), contend=0)
     assert not dict((w, ok) for w, _, _, ok in quiet.checks())["+20%: called slower"]  # quiet: it must decide
-    wrong = calibrate.Summary(1, {**s.pairs, "+20%": [("fwd_ms", iv, rules.SAME)]}, contend=4)
-    assert not dict((w, ok) for w, _, _, ok in wrong.checks())["+20%: called faster or about the same"]
+    key = "+20%: called faster, about the same or not slower"
+    for said in (rules.SAME, rules.NOT_HIGHER):  # each rules out where +20% lies
+        wrong = calibrate.Summary(1, {**s.pairs, "+20%": [("fwd_ms", iv, said)]}, contend=4)
+        assert not dict((w, ok) for w, _, _, ok in wrong.checks())[key]
+        assert calibrate.table([wrong])[1].split()[-2] == "1"  # one wrong call
+    bound = calibrate.Summary(1, {**s.pairs, "+20%": [("fwd_ms", iv, rules.NOT_LOWER)],
+                                  "A/A": [("fwd_ms", Interval(0.98, 1.05, 1.13, "paired", 20), rules.NOT_LOWER)]},
+                          contend=4)
+    assert all(ok for _, _, _, ok in bound.checks())  # "about the same or slower" is true of both
     rows = calibrate.table([quiet, s])
     assert len(rows) == 3 and rows[2].split()[0] == "2" and "0.4-0.5" in rows[2] and rows[2].endswith("PASS")
     assert "busy" in "\n".join(s.lines()) and "2 competing processes; 0.4-0.5 cores free while timed" in \

@@ -188,9 +188,9 @@ def test_bench_stability_runs_twice_into_a_scratch_store_and_compares(monkeypatc
     blank = [i for i, line in enumerate(res.lines) if line == ""]
     tail = " ".join(" ".join(res.lines[blank[0] + 1:blank[1]]).split())
     assert tail == ("max spread between the runs' medians: 18.2% (a train_ms); 2 of 3 ratio intervals of run 1 held "
-                    "run 2's ratio calls against ok (faster / about the same / slower / too noisy to call): the same "
-                    "in 3 of 3 ratios; contradicting (a direction in one run, the other direction or about the same "
-                    "in the other) 0 other interval rules on the same rounds (held run 2's ratio; median hi/lo): "
+                    "run 2's ratio statements against ok (faster / about the same / slower / one side ruled out / "
+                    "too noisy to call): the same in 3 of 3 ratios; contradicting (two that cannot both be true: "
+                    "faster in one run, about the same, slower or not faster in the other) 0 other interval rules on the same rounds (held run 2's ratio; median hi/lo): "
                     "range of rounds 2 of 3 (median width 1.00x); quartile union 2 of 3 (median width 1.00x)")
     assert {len(r) for r in res.runs} == {2} and all(len(r.rounds) == 3 for r in res.runs[0])
     assert res.lines[-4:-2] == ["run 1: 0 competing processes; 2 threads", "run 2: 0 competing processes; 2 threads"]

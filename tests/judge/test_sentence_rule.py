@@ -1,6 +1,7 @@
 """The one sentence rule (``core.wording``): generated intervals fed to every sentence builder; a sentence's
-direction, "about as fast" and bold must agree with ``rules.direction`` on its interval, and no ratio is ever said as
-a percentage."""
+direction, "about as fast", a side ruled out ("about as fast as B or slower") and bold must agree with
+``rules.bound`` on its interval (bold only where ``rules.direction`` decides), and no ratio is ever said as a
+percentage."""
 
 import functools
 import random
@@ -23,6 +24,8 @@ rec = functools.partial(record, day="2025-02-01")
 
 DIRECTION = re.compile(r"(\d[\d,.]*)x (faster|slower|smaller|larger|less memory|more memory)")
 SAME = re.compile(r"about (as fast|the same)")
+BOUND = re.compile(r"about (?:as fast|the same(?: size| memory)?)(?: as [^,;()]*?)? or (slower|faster|larger|smaller|"
+                   r"more|less)\b")
 PERCENT = re.compile(r"\d+(?:\.\d+)?% (?:\([^)]*\) )?(?:faster|slower|lower|higher|smaller|larger|ahead|less|more)")
 
 
@@ -38,8 +41,11 @@ def intervals(n=160, seed=7):
 
 
 def said(text: str) -> set[str]:
-    """What a sentence claims about its comparisons: DIRECTION (a ratio with a direction), SAME, NOISY."""
+    """What a sentence claims about its comparisons: DIRECTION (a ratio with a direction), SAME, a bound, NOISY."""
     got = set()
+    if BOUND.search(text):
+        got.add("bound")
+        text = BOUND.sub("", text)
     if DIRECTION.search(text):
         got.add("direction")
     if SAME.search(text):
@@ -50,8 +56,8 @@ def said(text: str) -> set[str]:
 
 
 def expected(iv: Interval) -> set[str]:
-    status = rules.direction(iv)
-    return {"direction"} if status in (rules.LOWER, rules.HIGHER) else {status}
+    status = rules.bound(iv)
+    return {"direction"} if status in (rules.LOWER, rules.HIGHER) else {"bound"} if rules.bounded(status) else {status}
 
 
 def check(text: str, iv: Interval, where: str) -> None:
@@ -59,7 +65,7 @@ def check(text: str, iv: Interval, where: str) -> None:
     for m in DIRECTION.finditer(text):  # the number said is the ratio or its reciprocal, never anything else
         assert m.group(1) in (fmt.fmt_ratio(iv.mid)[:-1], fmt.fmt_ratio(1 / iv.mid)[:-1]), f"{where}: {text!r}"
     for bold in re.findall(r"\*\*([^*]+)\*\*", text):  # bold only on a decided phrase
-        assert rules.direction(iv) != rules.NOISY and (DIRECTION.search(bold) or SAME.search(bold)), text
+        assert rules.decided(rules.direction(iv)) and (DIRECTION.search(bold) or SAME.search(bold)), text
     assert not PERCENT.search(text), f"{where}: a ratio as a percentage: {text!r}"
 
 
@@ -79,6 +85,7 @@ def test_wording_itself():
             check(p.against("B"), iv, "against")
             check(p.text(md=True), iv, "md")
             assert p.bold == (rules.direction(iv) != rules.NOISY)
+            assert p.status == rules.bound(iv) and p.bounded == rules.bounded(rules.bound(iv))
             assert wording.bold(p.against("B")).count("**") == (2 if p.bold else 0)
 
 
@@ -97,7 +104,7 @@ def test_findings_headlines(fixed):
         (h,) = findings.fastest([a, b, w])
         check(h.headline.split(": ", 1)[1], iv, "fastest")
         for one in (f, g, h):  # the call a finding carries is its interval's, the one its words say
-            assert one.sentence.status == rules.direction(iv), (iv, one.headline)
+            assert one.sentence.status == rules.bound(iv), (iv, one.headline)
             assert one.headline == f"{one.sentence.where}, {one.sentence.body}"
 
 
