@@ -204,12 +204,13 @@ def _merged_numbers(texts: Sequence[str]) -> str:
 
 def grouped(sentences: Sequence[Sentence]) -> list[Sentence]:
     """``sentences`` with those that say the same thing of different subjects ("<subject>: <the same words, other
-    figures>", at least :data:`MIN_GROUP` of them) said once: the words, a figure that differs as its range, then
-    how many and which subjects. In the order of each group's first sentence."""
+    figures>", at least :data:`MIN_GROUP` of them; the subject is what comes before a colon outside brackets) said
+    once: the words, a figure that differs as its range, then how many and which subjects. In the order of each group's first sentence."""
     keys = []
     for s in sentences:
         subject, sep, rest = s.body.partition(": ")
-        keys.append((s.where, _NUMBER.sub("#", rest)) if sep and subject and rest else None)
+        whole = subject.count("(") == subject.count(")")  # a colon inside brackets ends no subject
+        keys.append((s.where, _NUMBER.sub("#", rest)) if sep and subject and rest and whole else None)
     counts: dict = {}
     for k in keys:
         counts[k] = counts.get(k, 0) + 1

@@ -332,6 +332,10 @@ def test_bullets_that_differ_only_in_their_subject_and_figures_are_said_once():
                            "3: cell0, cell1, cell2.")
     assert got[1].where == "On box 1" and got[1].status == "lower"
     assert deck.grouped(said[:2]) == said[:2]  # two are not a group
+    # a colon inside brackets ends no subject: sentences alike up to their figures stay whole
+    moves = [Sentence(f"{v}'s forward is {r}x faster at 1 thread ({v} kept 1.8 cores busy, ref 1.8: both spread "
+                      "their step alike).", "On box 1") for v, r in (("a", "1.25"), ("b", "1.31"), ("c", "1.40"))]
+    assert deck.grouped(moves) == moves
 
 
 def test_the_claims_deck_shows_its_verdicts_on_at_most_three_slides_then_the_appendix_and_the_provenance():
