@@ -116,7 +116,9 @@ def bold(text: str) -> str:
     ratio = "|".join(re.escape(w) for w in words if not w.startswith("about"))
     same = "|".join(re.escape(w) for w in words if w.startswith("about"))
     sides = "|".join(sorted({re.escape(w) for k in KINDS.values() for w in k[4]}))
-    bounded = rf"(?![^,;()]*? or (?:{sides})\b)"  # a bound ("about as fast as B or slower") is never bold
+    # a bound ("about as fast as RNN(cell) or slower (at ...") is never bold: " or <side>" before the clause ends
+    # (a comma, a semicolon, or the interval's bracket " (0.9" / " (at")
+    bounded = rf"(?!(?:(?!,|;| \((?:\d|at )).)*? or (?:{sides})\b)"
     return re.sub(rf"(?<!\*)(\d[\d,.]*x (?:{ratio})|(?:{same}){bounded})(?!\*)", r"**\1**", text)
 
 

@@ -24,8 +24,8 @@ rec = functools.partial(record, day="2025-02-01")
 
 DIRECTION = re.compile(r"(\d[\d,.]*)x (faster|slower|smaller|larger|less memory|more memory)")
 SAME = re.compile(r"about (as fast|the same)")
-BOUND = re.compile(r"about (?:as fast|the same(?: size| memory)?)(?: as [^,;()]*?)? or (slower|faster|larger|smaller|"
-                   r"more|less)\b")
+BOUND = re.compile(r"about (?:as fast|the same(?: size| memory)?)(?: as (?:(?!,|;| \((?:\d|at )).)*?)? or "
+                   r"(slower|faster|larger|smaller|more|less)\b")
 PERCENT = re.compile(r"\d+(?:\.\d+)?% (?:\([^)]*\) )?(?:faster|slower|lower|higher|smaller|larger|ahead|less|more)")
 
 
@@ -86,7 +86,9 @@ def test_wording_itself():
             check(p.text(md=True), iv, "md")
             assert p.bold == (rules.direction(iv) != rules.NOISY)
             assert p.status == rules.bound(iv) and p.bounded == rules.bounded(rules.bound(iv))
-            assert wording.bold(p.against("B")).count("**") == (2 if p.bold else 0)
+            for other in ("B", "RNN(cell)", "the default layer"):  # a name with brackets or words in it
+                assert wording.bold(p.against(other)).count("**") == (2 if p.bold else 0), p.against(other)
+                check(wording.bold(p.against(other) + " and " + p.against(other)), iv, "bold, twice")
 
 
 def test_findings_headlines(fixed):
