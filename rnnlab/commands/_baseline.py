@@ -165,7 +165,7 @@ def _experiment_of(command: str) -> str:
 
 
 def summary(records: Sequence, walls: Mapping[str, float], page_of: Callable[[str], str],
-            calls: Callable[[Sequence], tuple[int, int]], claim_counts: Mapping[str, int]) -> str:
+            calls: Callable[[Sequence], Sequence[int]], claim_counts: Mapping[str, int]) -> str:
     """Per page: records, ratio statements decided, one side ruled out and too noisy (:class:`Calls`), wall time of
     its experiments; then the claims."""
     lines = [f"{'page':<12} {'experiment':<10} {'records':>7} {'decided':>7} {'one side':>8} {'noisy':>5} "

@@ -48,7 +48,9 @@ TARGETS = {  # what the method must show on this kind of machine, quiet or besid
 # is a wrong call. +10% sits at the margin's edge (1.11): about the same or slower
 TRUTH = {"A/A": frozenset({rules.SAME}), "+10%": frozenset({rules.SAME, rules.HIGHER}),
          "+20%": frozenset({rules.HIGHER})}
-STATEMENTS = (rules.LOWER, rules.SAME, rules.HIGHER, rules.NOT_HIGHER, rules.NOT_LOWER, rules.NOISY, rules.TOO_BUSY)
+# each statement ``rules.bound`` makes, and its column in the per-arm table (and key in ``--json``)
+COLUMNS = ((rules.LOWER, "faster"), (rules.SAME, "same"), (rules.HIGHER, "slower"), (rules.NOT_HIGHER, "not slower"),
+           (rules.NOT_LOWER, "not faster"), (rules.NOISY, "noisy"), (rules.TOO_BUSY, "busy"))
 DEFAULT_SET = {"budget_s": 60}
 QUIET_UP_TO = 1  # competing processes up to which +20% must be called slower (above: "too busy" is allowed)
 
@@ -101,13 +103,15 @@ class Summary:
         ws = [(iv.hi / iv.lo) ** 0.5 - 1 for _, iv, _ in self.pairs.get(arm, [])]
         return statistics.median(ws) if ws else None
 
+    def wrong(self, arm: str) -> tuple[int, int]:
+        """(statements that rule out where ``arm``'s true ratio lies, ``TRUTH``; of how many): its wrong calls."""
+        return self.rate(arm, lambda iv, c: rules.excludes(c, TRUTH[arm]))
+
     def checks(self) -> list[tuple[str, int, int, bool]]:
         """(what, count, of, passes): ``TARGETS`` at this load."""
         excl = self.rate("A/A", lambda iv, c: iv.lo > 1 or iv.hi < 1)
-        dirs = self.rate("A/A", lambda iv, c: rules.excludes(c, TRUTH["A/A"]))
+        dirs, wrong20, wrong10 = (self.wrong(arm) for arm in ("A/A", "+20%", "+10%"))
         slow20 = self.rate("+20%", lambda iv, c: c == rules.HIGHER)
-        wrong20 = self.rate("+20%", lambda iv, c: rules.excludes(c, TRUTH["+20%"]))
-        wrong10 = self.rate("+10%", lambda iv, c: rules.excludes(c, TRUTH["+10%"]))
         out = [("A/A: interval excludes 1", *excl, excl[1] > 0 and excl[0] <= 0.05 * excl[1]),
                ("A/A: called faster or slower", *dirs, dirs[1] > 0 and dirs[0] == 0),
                ("+20%: called faster, about the same or not slower", *wrong20, wrong20[0] == 0),
@@ -128,16 +132,14 @@ class Summary:
         where = "; ".join(x for x in (f"{self.contend} competing process{'es' if self.contend != 1 else ''}",
                                       self.condition(), f"{self.shape} shape") if x)
         out = wrap(f"calibrate: {self.trials} trials on {self.machine}, {fmt_seconds(self.seconds)} ({where})", width)
-        out.append(f"{'arm vs A':<8} {'pairs':>5} {'faster':>6} {'same':>5} {'slower':>6} {'not slower':>10} "
-                   f"{'not faster':>10} {'noisy':>6} {'busy':>5} {'median ratio':>12} {'median half-width':>17}")
+        out.append(f"{'arm vs A':<8} {'pairs':>5} " + " ".join(f"{w:>{max(5, len(w))}}" for _, w in COLUMNS)
+                   + f" {'median ratio':>12} {'median half-width':>17}")
         for arm in list(ARMS)[1:]:
             got, calls = self.pairs.get(arm, []), self.calls(arm)
             mid = statistics.median(iv.mid for _, iv, _ in got) if got else None
             hw = self.half_width(arm)
-            out.append(f"{arm:<8} {len(got):>5} {calls.count(rules.LOWER):>6} {calls.count(rules.SAME):>5} "
-                       f"{calls.count(rules.HIGHER):>6} {calls.count(rules.NOT_HIGHER):>10} "
-                       f"{calls.count(rules.NOT_LOWER):>10} {calls.count(rules.NOISY):>6} {calls.count(rules.TOO_BUSY):>5} "
-                       f"{'-' if mid is None else f'{mid:.3f}x':>12} {'-' if hw is None else f'{hw:.1%}':>17}")
+            out.append(f"{arm:<8} {len(got):>5} " + " ".join(f"{calls.count(c):>{max(5, len(w))}}" for c, w in COLUMNS)
+                       + f" {'-' if mid is None else f'{mid:.3f}x':>12} {'-' if hw is None else f'{hw:.1%}':>17}")
         for what, n, of, ok in self.checks():
             out.append(f"{'PASS' if ok else 'FAIL'}  {what}: {n} of {of}")
         return out
@@ -147,7 +149,7 @@ class Summary:
                 "contend": self.contend, "shape": self.shape, "others_before": self.others, "free": self.free,
                 "arms": {arm: {"pairs": len(self.pairs.get(arm, [])),
                                "calls": {c: self.calls(arm).count(c)
-                                         for c in STATEMENTS},
+                                         for c, _ in COLUMNS},
                                "median_half_width": self.half_width(arm)} for arm in list(ARMS)[1:]},
                 "checks": [{"what": w, "count": n, "of": of, "pass": ok} for w, n, of, ok in self.checks()]}
 
@@ -157,10 +159,9 @@ def table(summaries: Sequence[Summary]) -> list[str]:
     out = [f"{'contend':>7} {'free while timed':>16} {'A/A excl. 1':>11} {'A/A called':>10} {'+20% slower':>11} "
            f"{'+20% busy':>9} {'wrong calls':>11}  result"]
     for s in summaries:
-        excl, dirs = (s.rate("A/A", t) for t in (lambda iv, c: iv.lo > 1 or iv.hi < 1,
-                                                 lambda iv, c: rules.excludes(c, TRUTH["A/A"])))
+        excl, dirs = s.rate("A/A", lambda iv, c: iv.lo > 1 or iv.hi < 1), s.wrong("A/A")
         slow, busy = (s.rate("+20%", lambda iv, c, w=w: c == w) for w in (rules.HIGHER, rules.TOO_BUSY))
-        wrong = sum(s.rate(arm, lambda iv, c, t=t: rules.excludes(c, t))[0] for arm, t in TRUTH.items())
+        wrong = sum(s.wrong(arm)[0] for arm in TRUTH)
         ok = all(c[3] for c in s.checks())
         out.append(f"{s.contend:>7} {s.condition().replace(' cores free while timed', '') or '-':>16} "
                    f"{excl[0]:>4} of {excl[1]:<3} {dirs[0]:>3} of {dirs[1]:<3} {slow[0]:>4} of {slow[1]:<3} "

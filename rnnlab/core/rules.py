@@ -164,6 +164,11 @@ def contradict(a: str | None, b: str | None) -> bool:
     return answered(a) and answered(b) and ZONES[a].isdisjoint(ZONES[b])
 
 
+def edges(margin: float = MARGIN) -> tuple[float, float]:
+    """The margin's two edges for a ratio A/B, symmetric on a log scale: ``1 - margin`` below, its inverse above."""
+    return 1.0 - margin, 1.0 / (1.0 - margin)
+
+
 def direction(interval, margin: float = MARGIN) -> str:
     """The one rule every sentence about a difference follows, from the interval of A/B: ``LOWER`` when the whole
     interval clears the margin below 1 (A at most ``1 - margin`` of B: :func:`call` "holds"), ``HIGHER`` when it clears
@@ -172,7 +177,7 @@ def direction(interval, margin: float = MARGIN) -> str:
     different conditions (``unsettled``) decides nothing: ``TOO_BUSY``."""
     if getattr(interval, "unsettled", ""):
         return TOO_BUSY
-    low, high = 1.0 - margin, 1.0 / (1.0 - margin)
+    low, high = edges(margin)
     if interval.hi <= low:
         return LOWER
     if interval.lo >= high:
@@ -192,7 +197,7 @@ def bound(interval, margin: float = MARGIN) -> str:
     said = direction(interval, margin)
     if said != NOISY:
         return said
-    low, high = 1.0 - margin, 1.0 / (1.0 - margin)
+    low, high = edges(margin)
     if interval.lo > low:
         return NOT_LOWER
     if interval.hi < high:
