@@ -32,9 +32,8 @@ from rnnlab.core import condition, envinfo, outpath, rules, stats
 from rnnlab.core.params import USER_RUN
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip, fmt_seconds
-from rnnlab.engine import api, interleave
+from rnnlab.engine import api, interleave, launch
 from rnnlab.engine.contend import load as contend_load
-from rnnlab.engine import runner as _runner
 
 ARMS = {"A": 0.0, "A/A": 0.0, "+10%": 0.10, "+20%": 0.20}  # arm -> extra work inside each timed step
 SERIES = ("fwd_ms", "train_ms")  # the series with injected work (builds are not injected)
@@ -190,7 +189,7 @@ def _plan_point(experiment: str, preset: str | None, variant: str | None, rounds
 
 
 def run(*, experiment: str = "unroll", preset: str | None = "seed", variant: str | None = None, trials: int = 10,
-        rounds: int | None = None, sets: Sequence[str] = (), launcher=_runner.launch_subprocess,
+        rounds: int | None = None, sets: Sequence[str] = (), launcher=None,
         env: dict | None = None, say: Callable[[str], None] = lambda s: None, keep: list | None = None,
         clock: Callable[[], float] = time.monotonic, contend: int = 0, shape: str = "preset") -> Summary:
     """``trials`` interleaved points of four arms (``ARMS``) of one variant, beside ``contend`` competing
@@ -204,13 +203,13 @@ def run(*, experiment: str = "unroll", preset: str | None = "seed", variant: str
     summary = Summary(trials, {arm: [] for arm in list(ARMS)[1:]}, machine=str(env.get("machine") or env["cpu"]),
                       contend=contend, shape=shape)
     t0 = clock()
-    with contend_load(contend):
+    with contend_load(contend), launch.own(launcher) as launcher:
         for t in range(trials):
             others = round(condition.others_now(), 2)
             summary.others.append(others)
             say(f"calibrate: trial {t + 1}/{trials} ({v}, {len(ARMS)} arms, {contend} competing, other processes "
                 f"{others:.1f} cores)")
-            task = api.variant_task(exp, v, point, env)
+            task = api.variant_task(exp, v, point, env, matmul=False)  # no roofline: nothing is stored
             tasks = {arm: {**task, "inject": extra} for arm, extra in ARMS.items()}
             history = interleave.run_point(lambda r: tasks, ref="A", rounds=int(point.get("rounds", 1)),
                                            budget_s=float(point.get("budget_s", 60)),

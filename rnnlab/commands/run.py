@@ -6,6 +6,7 @@ Progress goes to stderr; ``--json`` prints the records as one JSON array on stdo
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import sys
 import threading
@@ -21,6 +22,7 @@ from rnnlab.core.format import clip, fmt_ratio, fmt_seconds
 from rnnlab.engine.runner import Progress
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
+from rnnlab.core.wording import Sentence, shared_opening
 
 
 def setup_arguments(sub) -> None:
@@ -30,6 +32,9 @@ def setup_arguments(sub) -> None:
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter; a comma-separated list sweeps it (seq_len=25,50,100)")
     p.add_argument("--variants", help="comma-separated variant names (default: the experiment's or preset's)")
+    p.add_argument("--ref", metavar="VARIANT",
+                   help="the variant the others are timed beside and compared with (default: the experiment's "
+                        "reference, tf1_dynamic for unroll, added when not among --variants)")
     p.add_argument("--fresh", action="store_true", help="measure again even when stored")
     p.add_argument("--json", action="store_true", help="print the records as one JSON array on stdout")
     p.add_argument("--allow-long", action="store_true",
@@ -87,7 +92,7 @@ def announce(plan: api.Plan, est: api.Estimate, *, fresh: bool = False) -> str:
     exp = experiments.get(plan.experiment)
     rounds = sorted({int(pt.get("rounds", 1)) for pt in plan.points})
     rd = _n(rounds[0], "round") if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]} rounds"
-    ref = (f" (+ the reference {exp.reference})" if exp.reference and exp.reference not in plan.variants else "")
+    ref = f" (+ the reference {plan.companion})" if plan.companion else ""
     text = f"{plan.experiment}: {_n(len(plan.variants), 'variant')}{ref} x {_n(len(plan.points), 'point')} x {rd}"
     if est.workers == 0:
         return text + ": everything is stored, nothing to measure"
@@ -105,7 +110,7 @@ def announce(plan: api.Plan, est: api.Estimate, *, fresh: bool = False) -> str:
 
 def run(*, experiment: str, preset: str | None = None, sets: list[str] = (), variants: str | None = None,
         fresh: bool = False, store: Store | None = None, on_progress=None, launcher=None, on_plan=None,
-        cluster: str | None = None, allow_long: bool = False) -> list:
+        cluster: str | None = None, allow_long: bool = False, ref: str | None = None) -> list:
     """Plan, then run. ``on_plan(plan, store, estimate)`` is called between the two, before anything slow (the CLI
     prints what is about to happen there); a run past ``api.check_cost``'s caps is refused then unless
     ``allow_long``. ``cluster``: a Ray address or "local" (``engine.cluster``; Ray is imported only then)."""
@@ -114,7 +119,7 @@ def run(*, experiment: str, preset: str | None = None, sets: list[str] = (), var
     names = [v.strip() for v in variants.split(",") if v.strip()] if variants is not None else None
     if names == []:  # `--variants ""` or `--variants ,,`: say so rather than run the defaults
         raise RnnlabError(f"--variants: no variant names given; known: {', '.join(exp.variants)}")
-    plan = api.plan(experiment, preset=preset, overrides=overrides, variants=names)
+    plan = api.plan(experiment, preset=preset, overrides=overrides, variants=names, ref=ref)
     store = store or Store()
     others = None if cluster else api.others_now()  # a cluster's nodes are not this machine
     est = api.estimate(plan, store=store, fresh=fresh, others=others)
@@ -135,31 +140,61 @@ def run(*, experiment: str, preset: str | None = None, sets: list[str] = (), var
         return api.run(plan, store=store, fresh=fresh, on_progress=on_progress, cluster=c)
 
 
+def spoken(group: select.Group) -> list[Sentence]:
+    """What the page of the group's experiment says of these records first (its "In short" and the findings after
+    it: ``present.<page>.findings_text``); [] for a page that says nothing of a run's records."""
+    exp = experiments.get(group.experiment)
+    if not exp.page:
+        return []
+    say = getattr(importlib.import_module(f"rnnlab.present.{exp.page}"), "findings_text", None)
+    return list(say(list(group.records.values()))) if say is not None else []
+
+
+def answer_text(words: list[Sentence], width: int | None) -> str:
+    """The findings as the page's "In short" says them: the machine they share once, then one bullet each."""
+    head, rest = shared_opening(words)
+    lead = f"In short, {head[0].lower()}{head[1:]}:" if head else "In short:"
+    lines = [lead]
+    for s in rest:
+        lines += _output.wrap(f"- {s.text}", width, "  ")
+    return "\n".join(lines)
+
+
 def main(args) -> int:
     t0 = time.monotonic()
 
     width = _output.width_of(args)
 
+    plans: list = []
+
     def on_plan(plan, store, est):
+        plans.append(plan)
         said = "rnnlab: " + announce(plan, est, fresh=args.fresh)
         print("\n".join(_output.wrap(said, _output.width(stream=sys.stderr), " " * 8)), file=sys.stderr, flush=True)
 
     with _output.native_logs_off(getattr(args, "verbose", False)) if args.cluster else contextlib.nullcontext():
         records = run(experiment=args.experiment, preset=args.preset, sets=args.sets, variants=args.variants,
                       fresh=args.fresh, on_progress=ProgressBar(), on_plan=on_plan, cluster=args.cluster,
-                      allow_long=args.allow_long)
+                      allow_long=args.allow_long, ref=args.ref)
+    plan = plans[0]
+    exp = experiments.get(args.experiment)
+    shown = records + api.reference_records(plan, records)  # the reference's row when it ran beside them
+    answers = [(g, spoken(g)) for g in select.groups(shown)]  # one table and answer per configuration (and machine)
     if args.json:
-        print(json.dumps([r.to_dict() for r in records], indent=1))
+        said = {r.key: [s.to_json() for s in words] for g, words in answers for r in g.records.values()}
+        print(json.dumps([{**r.to_dict(), "findings": said.get(r.key, [])} for r in records], indent=1))
     else:
-        exp = experiments.get(args.experiment)
-        for group in select.groups(records):  # one table per configuration (and machine)
+        for group, words in answers:
             recs = list(group.records.values())
-            if exp.reference:
-                view = tables.comparison(recs, reference=exp.reference)
+            if plan.reference:
+                view = tables.comparison(recs, reference=plan.reference)
             else:
                 view = tables.generic(recs, title=f"{exp.name}: {recs[0].params.get('cell', '')}")
             print(_output.table(view, width))
             print()
+            if words:
+                print(answer_text(words, width))
+                print()
     failed = sum(1 for r in records if not r.ok)
     cached = sum(1 for r in records if r.cached)
     print(f"rnnlab: {len(records)} records ({cached} from the store, {failed} failed) in "

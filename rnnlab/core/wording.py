@@ -144,6 +144,10 @@ class Sentence:
     def text(self) -> str:
         return f"{self.where}, {self.body}" if self.where else self.body
 
+    def to_json(self) -> dict:
+        """The sentence for ``--json``: its whole text, its machine and its call."""
+        return {"text": self.text, "where": self.where, "status": self.status}
+
     @property
     def alone(self) -> "Sentence":
         """The sentence without its machine (said once elsewhere): its body, as a sentence of its own."""

@@ -15,6 +15,8 @@ only when a run asks for a cluster.
 
 from __future__ import annotations
 
+import dataclasses
+
 import logging
 import os
 import socket
@@ -181,8 +183,8 @@ def run(p: api.Plan, cluster: Cluster, *, store: Store, fresh: bool = False,
     count = api.Counter(p, on_progress, clock)
     if any(pt.get("protocol") == "interleaved" for pt in p.points):
         # one Ray task measures one variant: the records say so (the protocol is part of their key)
-        p = api.Plan(p.experiment, tuple({**pt, "protocol": "sequential"} if "protocol" in pt else pt
-                                         for pt in p.points), p.variants, p.preset)
+        p = dataclasses.replace(p, points=tuple({**pt, "protocol": "sequential"} if "protocol" in pt else pt
+                                                for pt in p.points))
         count.say_run("a cluster measures each variant in a task of its own: protocol=sequential (interleaving "
                       "needs every variant of a point on one node at once)")
     envs: dict[tuple[str, str], dict] = {}

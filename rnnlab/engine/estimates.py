@@ -74,8 +74,7 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
     workers, seconds, stored, known, timed = 0, 0.0, 0, True, True
     if p.points and needs_probe(store, p.points[0].get("device", "auto")):
         seconds += PROBE_S
-    ref = exp.reference
-    everyone = ([ref] if ref is not None and ref not in p.variants else []) + list(p.variants)
+    everyone = ([p.companion] if p.companion else []) + list(p.variants)
     for point in p.points:
         n_rounds = int(point.get("rounds", 1))
         device = point.get("device", "auto")

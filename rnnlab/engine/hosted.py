@@ -101,13 +101,13 @@ def param_caps(lim: Limits | None = None) -> dict[str, int]:
 
 def clamp(plan, lim: Limits | None = None):
     """The plan with its ``CLAMPED`` params lowered to their caps (a hosted run's time limit and rounds)."""
-    from rnnlab.engine.api import Plan
+    import dataclasses
 
     lim = lim or limits()
     caps = param_caps(lim)
     points = tuple({**p, **{n: min(p[n], caps[n]) for n in CLAMPED if isinstance(p.get(n), int)}}
                    for p in plan.points)
-    return Plan(plan.experiment, points, plan.variants)
+    return dataclasses.replace(plan, points=points)
 
 
 def check(plan, lim: Limits | None = None):

@@ -42,13 +42,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from rnnlab.core import rules, stats
-from rnnlab.engine import runner as _runner
+from rnnlab.engine import launch, runner as _runner
 
 WINDOW_STEPS = 5  # steps per window of a per-step metric (ms); the window's value is their median
 BUILD_WINDOW = 1  # a build is long enough to be its own window
 MIN_CYCLES = 4  # windows per arm and per-step series in a round before the call may stop it (20 steps a round, 60 in
 #                the seed preset's 3 rounds, beside the sequential protocol's 30 repeats a round)
-MIN_BUILDS = 2  # a build series' windows per round before the call may stop it (6 in 3 rounds; builds differ by 2-12x)
+MIN_BUILDS = 2  # a build series' windows in a point's first round before the call may stop it (builds differ by 2-12x)
+MIN_BUILDS_LATER = 1  # ... in a later round: 3 paired windows after two rounds, the fewest an interval is made from
 BATCH = 2  # cycles added between two looks at the calls
 PER_STEP_SERIES = 2  # fwd_ms, train_ms: the series that share a round's budget
 EXTEND = 2  # a series times at most this many times its minimum cycles in a round
@@ -73,6 +74,7 @@ class RoundOutcome:
 
 
 STOP_WORDS = {"decided": "every comparison decided", "budget": "budget spent, some comparisons too noisy to call",
+              "next round": "its windows timed; the call pools them with the next round's",
               "busy": "budget spent: the load kept changing while windows were timed (too busy to decide)",
               "no reference": "no reference to compare with"}
 
@@ -91,8 +93,13 @@ def window_steps(metric: str) -> int:
     return BUILD_WINDOW if is_build(metric) else WINDOW_STEPS
 
 
-def min_cycles(metric: str) -> int:
-    return MIN_BUILDS if is_build(metric) else MIN_CYCLES
+def min_cycles(metric: str, later: bool = False) -> int:
+    """Windows per arm a round times of ``metric`` before its call may stop it; ``later``: earlier rounds of the
+    point hold a build series' minimum already (a build's windows are seconds long and its differences large: one
+    more window a round is enough to look again)."""
+    if is_build(metric):
+        return MIN_BUILDS_LATER if later else MIN_BUILDS
+    return MIN_CYCLES
 
 
 REF, OTHER, against_ref = stats.REF, stats.OTHER, stats.against_ref
@@ -186,10 +193,13 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
               budget_s: float, launcher=_runner.launch_subprocess, timeout_s: float,
               mem_limit_mb: float | None, on_phase: Callable[[str, str], None] = lambda a, p: None,
               cancel: threading.Event | None = None, clock: Callable[[], float] = time.monotonic,
-              rng: random.Random | None = None, poll_s: float = 0.2) -> RoundOutcome:
+              rng: random.Random | None = None, poll_s: float = 0.2, extend: bool = True) -> RoundOutcome:
     """One round: ``tasks`` (arm -> worker task; each is given ``serve``) in fresh workers, driven as the module
-    says; ``budget_s``: the round's seconds of windows. Every worker is gone when it returns, whatever happens."""
+    says; ``budget_s``: the round's seconds of windows; ``extend``: whether a series may add windows past its
+    minimum while a comparison is undecided (not in a round that cannot be the point's last: its call waits for the
+    next round's windows anyway). Every worker is gone when it returns, whatever happens."""
     rng = rng or random.Random()
+    launch.new_round(launcher)  # this round's workers from a new import (``engine.launch``)
     live = _Live({a: {**t, "serve": True} for a, t in tasks.items()}, launcher=launcher, timeout_s=timeout_s,
                  mem_limit_mb=mem_limit_mb, on_phase=on_phase, cancel=cancel, clock=clock, poll_s=poll_s)
     out = RoundOutcome(windows={a: {} for a in tasks})
@@ -215,7 +225,7 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
                 share = math.inf if build else max(0.0, budget_s - out.spent) / max(1, to_come)
                 t0 = clock()
                 out.stops[op] = _windows(live, op, group, out, settle, ref=ref, history=history,
-                                         budget_s=share, rng=rng, clock=clock)
+                                         budget_s=share, rng=rng, clock=clock, extend=extend)
                 if not build:
                     out.spent += clock() - t0
             for a in group:  # one at a time through the next untimed part
@@ -232,9 +242,10 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
 
 
 def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, ref, history, budget_s, rng,
-             clock) -> str:
+             clock, extend: bool = True) -> str:
     n, t0, cycles = window_steps(op), clock(), 0
     min_s = 0.0 if is_build(op) else MIN_WINDOW_S
+    least = min_cycles(op, later=any(any(w) for series in history.values() for w in series.get(op, [])))
     for a in group:
         live.on_phase(a, f"timing {op} windows")
 
@@ -254,7 +265,7 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
 
     before: tuple | None = None  # the reference's last window: the next arm's bracket opens with it
     while True:
-        for _ in range(BATCH):
+        for _ in range(least - cycles if cycles < least else BATCH):  # the minimum, then BATCH cycles a look
             order = [a for a in group if a not in out.messages and a != ref]
             rng.shuffle(order)
             if ref not in group or ref in out.messages:
@@ -270,18 +281,20 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
                         _pair(out, op, a, before, other, after)
                     before = after
             cycles += 1
-        if cycles < min_cycles(op):
+        if cycles < least:
             continue
         if ref not in group or ref in out.messages:
             return "no reference"
         arms = [a for a in group if a not in out.messages and a != ref]
-        retakes = min(out.dropped.get(op, 0), EXTEND * min_cycles(op))  # cycles whose pairs the load spoiled
-        spent = clock() - t0 >= budget_s or cycles >= EXTEND * min_cycles(op) + retakes
+        retakes = min(out.dropped.get(op, 0), EXTEND * least)  # cycles whose pairs the load spoiled
+        spent = clock() - t0 >= budget_s or cycles >= EXTEND * least + retakes
         paired = min((len(out.windows[a].get(op + REF, [])) for a in arms), default=cycles)
-        if paired < min_cycles(op) and not spent:
+        if paired < least and not spent:
             continue  # a spoiled pair is retaken before anything is decided
         if not undecided(with_round(history, out.windows), op, ref, arms + [ref]):
             return "decided"
+        if not extend:
+            return "next round"
         if spent:
             return "busy" if out.dropped.get(op, 0) >= max(1, cycles * len(arms)) // 2 else "budget"
 
@@ -311,13 +324,15 @@ def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | Non
     last)`` folds each round as it ends (``last``: no round follows; ``outcome.ended`` says why: "decided",
     "deadline", or "" after the planned rounds). Returns every arm's windows: arm -> metric -> windows per round."""
     clock = limits.get("clock", time.monotonic)
-    round_budget = budget_s / rounds
     history: dict = {}
-    t0 = clock()
+    t0, spent = clock(), 0.0
     for r in range(rounds):
         tasks = make_tasks(r)
-        got = run_round(tasks, ref=ref, history=history, budget_s=round_budget,
-                        on_phase=lambda a, ph, r=r: on_phase(r, a, ph), rng=rng, **limits)
+        # what the earlier rounds left of the budget, shared by the rounds to come (the first times its minimum only)
+        got = run_round(tasks, ref=ref, history=history, budget_s=max(0.0, budget_s - spent) / (rounds - r),
+                        on_phase=lambda a, ph, r=r: on_phase(r, a, ph), rng=rng,
+                        extend=r + 1 >= min(MIN_ROUNDS, rounds), **limits)
+        spent += got.spent
         history = with_round(history, got.windows)
         early = r + 1 >= MIN_ROUNDS and r + 1 < rounds
         elapsed = clock() - t0

@@ -25,6 +25,19 @@ class Plan:
     points: tuple[Mapping[str, Any], ...]
     variants: tuple[str, ...]
     preset: str | None = None
+    ref: str | None = None  # the reference its ratios are timed against (None: the experiment's, ``reference``)
+
+    @property
+    def reference(self) -> str | None:
+        """The variant every other is timed beside and compared with: ``ref`` when given (``run --ref``), else the
+        experiment's (``Experiment.reference``); a plan that lacks it runs it too."""
+        return self.ref or experiments.get(self.experiment).reference
+
+    @property
+    def companion(self) -> str | None:
+        """The reference when the plan's variants lack it (it runs beside them, and is not one of the plan's)."""
+        ref = self.reference
+        return ref if ref is not None and ref not in self.variants else None
 
     @property
     def n_tasks(self) -> int:
@@ -55,6 +68,8 @@ class Plan:
         default = base.get("variants") or exp.default_variants
         if list(self.variants) != list(default):
             words += ["--variants", ",".join(self.variants)]
+        if self.ref is not None and self.ref != exp.reference:
+            words += ["--ref", self.ref]
         return words + (["--fresh"] if fresh else []) + (["--json"] if json else [])
 
     def command(self, **kw) -> str:
@@ -76,8 +91,9 @@ def _word(v: Any) -> str:
 
 
 def plan(experiment: str, *, preset: str | None = None, overrides: Mapping[str, Sequence[Any] | Any] | None = None,
-         variants: Sequence[str] | None = None, available_mb: float | None = None) -> Plan:
-    """Validate everything before anything runs. A list value is a sweep (cross product of all lists)."""
+         variants: Sequence[str] | None = None, available_mb: float | None = None, ref: str | None = None) -> Plan:
+    """Validate everything before anything runs. A list value is a sweep (cross product of all lists). ``ref``: the
+    variant the others are timed beside and compared with, when not the experiment's own reference."""
     exp = experiments.get(experiment)
     values: dict[str, list[Any]] = {}
     preset_variants = None
@@ -106,6 +122,12 @@ def plan(experiment: str, *, preset: str | None = None, overrides: Mapping[str, 
         if v not in exp.variants:
             raise RnnlabError(f"unknown variant {fmt.clip(repr(v))} for {experiment}; known: {', '.join(exp.variants)}")
     chosen = list(dict.fromkeys(chosen))
+    if ref is not None:
+        if exp.reference is None:
+            raise RnnlabError(f"--ref: {experiment} compares no variant with a reference")
+        if ref not in exp.variants:
+            raise RnnlabError(f"--ref: unknown variant {fmt.clip(repr(ref))} for {experiment}; known: "
+                              f"{', '.join(exp.variants)}")
     if exp.check is not None:
         for p in points:
             avail = available_mb if available_mb is not None else envinfo.available_mb()
@@ -117,7 +139,7 @@ def plan(experiment: str, *, preset: str | None = None, overrides: Mapping[str, 
                     raise
                 raise RnnlabError(f"{e} (interleaved: {live} workers alive at once share {avail:,.0f} MB; "
                                   "--set live=2 or --set protocol=sequential needs less)") from None
-    return Plan(exp.name, tuple(points), tuple(chosen), preset)
+    return Plan(exp.name, tuple(points), tuple(chosen), preset, None if ref == exp.reference else ref)
 
 
 # limits on effort, not part of what is measured (the cache key leaves them out): a preset's run and a user's own run

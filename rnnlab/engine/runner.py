@@ -144,12 +144,16 @@ class SubprocessWorker:
 
     def stderr_tail(self) -> str:
         self._err.seek(0)
-        lines = [ln for ln in self._err.read().decode("utf-8", "replace").splitlines() if ln.strip()]
-        # The most telling line of a crash: the last one that is not a log prefix
-        for ln in reversed(lines):
-            if not ln.startswith(("W0000", "I0000", "E0000", "WARNING", "  ")):
-                return " ".join(ln.split())[:300]
-        return " ".join(lines[-1].split())[:300] if lines else ""
+        return last_line(self._err.read().decode("utf-8", "replace"))
+
+
+def last_line(text: str) -> str:
+    """The most telling line of a crash's stderr: the last one that is not a log prefix, cut to 300 characters."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if not ln.startswith(("W0000", "I0000", "E0000", "WARNING", "  ")):
+            return " ".join(ln.split())[:300]
+    return " ".join(lines[-1].split())[:300] if lines else ""
 
 
 def launch_subprocess(task: dict) -> Worker:

@@ -37,7 +37,12 @@ THREAD_VARS = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THRE
                "MKL_NUM_THREADS")  # TensorFlow's pools (eager and every v1 Session's default), OpenMP, BLAS
 
 
-def _prepare_env(device: str, threads: int = 0) -> None:
+def prepare_env(device: str, threads: int = 0, preload=()) -> None:
+    """What must be set before TensorFlow is imported. Keras 3 imports scikit-learn for its scikit-learn wrapper
+    when it is installed (1 s of a 6-8 s import); a worker whose experiment does not preload it never uses it, so it
+    is left out (``sys.modules[name] = None``: an import of it fails at once)."""
+    if not any(str(m).split(".")[0] == "sklearn" for m in preload):
+        sys.modules.setdefault("sklearn", None)
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # TF1 cells need tf-keras; must precede the TF import
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if device == "CPU":
@@ -73,8 +78,8 @@ def run_task(task: dict, send, recv=None) -> None:
 
     device = task.get("device", "CPU")
     threads = int((task.get("params") or {}).get("threads") or 0)
-    _prepare_env(device, threads)
     preload = task.get("preload", ("tensorflow", "keras"))
+    prepare_env(device, threads, preload)
     heavy = task["kind"] == "probe" or "tensorflow" in preload
     send({"type": "phase", "phase": "importing TensorFlow" if heavy else "importing"})
     import importlib
@@ -145,7 +150,7 @@ def _result(out: dict, task: dict, *, wall: float, base_mb: float, tf, gpu: bool
         metrics["peak_mem_mb"] = max(0.0, _rss_hwm_mb() - base_mb)
         details["peak_mem_method"] = "process RSS high-water mark minus baseline after importing TensorFlow"
     details["worker_wall_s"] = round(wall, 3)
-    if details.get("fwd_flops") and tf is not None:
+    if details.get("fwd_flops") and tf is not None and task.get("matmul", True):
         # The roofline's denominator, measured in this process right after the variant, under the same load
         from rnnlab.core.condition import Meter
         from rnnlab.engine.probe import matmul_gflops
@@ -203,5 +208,16 @@ def main() -> int:
     return 0
 
 
+def _exit(code: int) -> None:
+    """End now: the result is sent and the outputs written; TensorFlow's own teardown (thread pools, atexit hooks)
+    would only cost the round a second per worker."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _exit(main())

@@ -125,11 +125,15 @@ def apart(a: Record, b: Record) -> str:
             "of condition, not of the variants")
 
 
-def compare(iv: Interval | None, other: str, *, kind: str = "time") -> str:
+def compare(iv: Interval | None, other: str, *, kind: str = "time", named: bool = False) -> str:
     """A/B of ``iv`` against ``other`` in the one sentence rule's words (``core.wording``): "1.59x faster than B
-    (1.52–1.66x)", "about as fast as B (0.95–1.04x)", "at 1.11x B's time (0.59–1.86x), too noisy to call"."""
+    (1.52–1.66x)", "about as fast as B (0.95–1.04x)", "at 1.11x B's time (0.59–1.86x), too noisy to call".
+    ``named``: B is named earlier in the sentence, so a direction leaves it out ("1.57x faster (1.43–1.73x)");
+    any other phrase still says it, as its words lean on it ("about as fast as B", "at 1.07x its time")."""
     phrase = wording.difference(iv, kind=kind)
-    return phrase.against(other) if phrase is not None else fmt.MISSING
+    if phrase is None:
+        return fmt.MISSING
+    return phrase.text() if named and phrase.status in (rules.LOWER, rules.HIGHER) else phrase.against(other)
 
 
 def _numbers(name: str, iv: Interval) -> dict[str, float]:
@@ -186,7 +190,7 @@ def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name:
         numbers.update(_numbers("build_ratio", iv_bld))
         built = compare(iv_bld, b_name)
         sep = "," if built.endswith(str(rules.NOISY)) else ""  # "..., too noisy to call, and runs": one clause apart
-        head = (f"{a_name} builds {built}{sep} and runs a forward step {compare(iv_fwd, b_name)} at "
+        head = (f"{a_name} builds {built}{sep} and runs a forward step {compare(iv_fwd, b_name, named=True)} at "
                 f"{steps} steps.")
     else:
         head = f"{a_name} runs a forward step {compare(iv_fwd, b_name)} at {steps} steps."
@@ -196,7 +200,7 @@ def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name:
         numbers.update(_numbers("train_ratio", iv_trn))
         if train:
             head = (head.removesuffix(f" at {steps} steps.")
-                    + f" and a training step {compare(iv_trn, b_name)} at {steps} steps.")
+                    + f" and a training step {compare(iv_trn, b_name, named=True)} at {steps} steps.")
         else:
             extra.append(f"training step {compare(iv_trn, b_name)}")
     na, nb = ra.metrics.get("graph_nodes"), rb.metrics.get("graph_nodes")

@@ -1,0 +1,100 @@
+"""Starting workers: forks of a round's zygote (Linux, CPU) say what spawned workers say, under the same limits."""
+
+import os
+import sys
+
+import pytest
+
+from rnnlab.engine import launch
+from rnnlab.engine.runner import SubprocessWorker, launch_subprocess, run_task
+
+linux = pytest.mark.skipif(not launch.can_fork(), reason="the zygote is Linux's")
+
+
+def task(variant: str, preload=(), **params) -> dict:
+    return {"kind": "variant", "worker": "tests.workers:run_variant", "variant": variant,
+            "params": {"units": 4, **params}, "device": "CPU", "preload": list(preload)}
+
+
+def test_which_tasks_fork_and_what_their_zygote_imports():
+    spec = launch.zygote_spec(task("ok", ["tensorflow", "keras"], threads=1))
+    if launch.can_fork():
+        assert spec == {"device": "CPU", "threads": 1, "preload": ["tensorflow", "keras"]}
+        assert launch.zygote_spec(task("ok"))["preload"] == []  # an experiment that preloads nothing imports nothing
+        assert launch.zygote_spec({"kind": "probe", "device": "CPU"})["preload"] == list(launch.DEFAULT_PRELOAD)
+    assert launch.zygote_spec({**task("ok"), "device": "GPU"}) is None  # CUDA in a fork: spawned instead
+
+
+def test_a_gpu_task_gets_a_spawned_worker(monkeypatch):
+    made = []
+    monkeypatch.setattr(launch._runner, "SubprocessWorker", lambda t: made.append(t) or "spawned")
+    with launch.ForkLauncher() as start:
+        assert start({**task("ok"), "device": "GPU"}) == "spawned"
+    assert made and made[0]["device"] == "GPU"
+
+
+@linux
+@pytest.mark.slow  # starts Python processes
+def test_a_forked_worker_answers_as_a_spawned_one():
+    with launch.ForkLauncher() as start:
+        forked = run_task(task("ok"), launcher=start, timeout_s=60, mem_limit_mb=None)
+        crash = run_task(task("crash"), launcher=start, timeout_s=60, mem_limit_mb=None)
+        code = run_task(task("exit"), launcher=start, timeout_s=60, mem_limit_mb=None)
+        slow = run_task(task("sleep"), launcher=start, timeout_s=2, mem_limit_mb=None)
+        failed = run_task(task("raise"), launcher=start, timeout_s=60, mem_limit_mb=None)
+    spawned = run_task(task("ok"), launcher=launch_subprocess, timeout_s=60, mem_limit_mb=None)
+    assert forked["type"] == spawned["type"] == "result"
+    assert forked["metrics"].keys() == spawned["metrics"].keys()
+    assert forked["details"]["kernel"] == spawned["details"]["kernel"] == "test"
+    assert crash["reason"].startswith("worker crashed: killed by signal 11")
+    assert code["reason"].startswith("worker exited with code 3")
+    assert slow["reason"] == "timed out after 2 s (timeout_s)"
+    assert failed["reason"] == "ValueError: shapes (3, 4) and (5, 6) are incompatible"
+
+
+@linux
+@pytest.mark.slow  # starts Python processes
+def test_each_round_forks_from_a_new_zygote_and_a_child_maps_its_memory_again():
+    with launch.ForkLauncher() as start:
+        a = run_task(task("whoami", ["numpy"]), launcher=start, timeout_s=60, mem_limit_mb=None)
+        b = run_task(task("whoami", ["numpy"]), launcher=start, timeout_s=60, mem_limit_mb=None)
+        (zygote,) = start._zygotes.values()
+        status = open(f"/proc/{zygote.proc.pid}/status").read()
+        zygote_file_kb = int(status.split("RssFile:")[1].split()[0])
+        start.new_round()
+        c = run_task(task("whoami", ["numpy"]), launcher=start, timeout_s=60, mem_limit_mb=None)
+    da, db, dc = (m["details"] for m in (a, b, c))
+    assert da["ppid"] == db["ppid"] == zygote.proc.pid != os.getpid()  # one zygote for one round's workers
+    assert da["pid"] != db["pid"]
+    assert dc["ppid"] != da["ppid"]  # the next round's from a new import
+    # a fork maps the zygote's library pages only as it touches them; each child maps them again before its baseline
+    assert da["rss_file_kb"] >= 0.9 * zygote_file_kb
+
+
+@linux
+@pytest.mark.slow  # starts Python processes
+def test_a_zygote_whose_import_fails_says_why_to_every_worker():
+    with launch.ForkLauncher() as start:
+        msgs = [run_task(task("ok", ["no_such_module_rnnlab"]), launcher=start, timeout_s=60, mem_limit_mb=None)
+                for _ in range(2)]
+    for msg in msgs:
+        assert msg["type"] == "error" and "no_such_module_rnnlab" in msg["reason"], msg
+
+
+@linux
+@pytest.mark.slow  # starts Python processes
+def test_a_child_ends_when_its_zygote_is_gone():
+    start = launch.ForkLauncher()
+    w = start(task("sleep"))
+    while w.pid is None:
+        w.read(0.1)
+    start.close()
+    for _ in range(50):
+        try:
+            os.kill(w.pid, 0)
+        except ProcessLookupError:
+            break
+        w.read(0.1)
+    else:
+        pytest.fail("the worker outlived its zygote")
+    assert sys.platform.startswith("linux")
