@@ -160,9 +160,10 @@ PARAMS: dict[str, Param] = {p.name: p for p in [
 
 # A user's own run of an interleaved experiment (the app's Run and ``run`` without a preset alike): up to three
 # rounds of fresh processes, ending after two when every comparison is decided (between-process variance in every
-# interval), windows for at most 45 s, and no third round once the point has taken 100 s, so a two-variant question
-# is answered, or said to be too busy to decide, in about two minutes. A preset keeps its own shape.
-USER_RUN: dict[str, Any] = {"rounds": 3, "budget_s": 45, "deadline_s": 100}
+# interval), windows for at most 45 s, and no third round that would end past 60 s, so a two-variant question is
+# answered, or said to be too busy to decide, within a minute on 2 cores (two rounds of about 25 s at the seed
+# configuration). A preset keeps its own shape.
+USER_RUN: dict[str, Any] = {"rounds": 3, "budget_s": 45, "deadline_s": 60}
 
 # Params added after records were first stored, with the value a record without them was measured with: a stored
 # record lacking ``rounds`` ran one round (schema 1). Comparisons of params fill these in (judge.select.same_config).

@@ -176,7 +176,7 @@ def _run_interleaved(store: Store, exp, pt: "OpenPoint", todo: list, *, count: "
             pt.state[v].own.extend(got.own.get(v, []))
             pt.state[v].stops.append(dict(got.stops))
             take_round(store, exp, pt, v, r, msg, raw, loads, count=count)
-        count.say_run(f"round {r + 1} of {planned}: " + interleave.stop_words(got.stops), pt.index)
+        count.say_run(f"round {r + 1} of {planned}: " + interleave.round_words(got, pt.ref, not last), pt.index)
         if last and pt.n_rounds < planned:
             count.index += (planned - pt.n_rounds) * sum(v in pt.variants for v in todo)
             count.say_run(_ended_words(got.ended, pt, planned), pt.index)
@@ -203,7 +203,7 @@ def _ended_words(ended: str, pt: "OpenPoint", planned: int) -> str:
         return (f"every comparison with {pt.ref} decided after {pt.n_rounds} rounds: the other "
                 f"{planned - pt.n_rounds} not needed")
     return (f"{pt.n_rounds} rounds in the {pt.params.get('deadline_s')} s this point may take (deadline_s): what is "
-            "still undecided says so")
+            "still undecided says so below")
 
 
 def _round_rate(got) -> dict:

@@ -71,17 +71,22 @@ class RoundOutcome:
     own: dict = field(default_factory=dict)  # arm -> cores the worker kept busy in each window (threads at work)
     dropped: dict = field(default_factory=dict)  # metric -> arm windows left unpaired: the load moved around them
     ended: str = ""  # why the point ends after this round before its planned rounds: "decided" or "deadline"
+    open: dict = field(default_factory=dict)  # metric -> arms still too noisy to call over this and earlier rounds
 
 
-STOP_WORDS = {"decided": "every comparison decided", "budget": "budget spent, some comparisons too noisy to call",
-              "next round": "its windows timed; the call pools them with the next round's",
-              "busy": "budget spent: the load kept changing while windows were timed (too busy to decide)",
-              "no reference": "no reference to compare with"}
-
-
-def stop_words(stops: Mapping[str, str]) -> str:
-    """"build_s: every comparison decided; fwd_ms: budget spent, ..." (a round's ``RoundOutcome.stops``)."""
-    return "; ".join(f"{m}: {STOP_WORDS.get(why, why)}" for m, why in stops.items()) or "nothing timed in windows"
+def round_words(got: "RoundOutcome", ref: str | None, more: bool) -> str:
+    """What a round leaves decided, over the rounds so far: "every comparison with keras decided", or which arms are
+    still too noisy to call in which series; ``more``: another round follows (its windows pool with these)."""
+    if not got.stops:
+        return "nothing timed in windows"
+    if ref is None or all(why == "no reference" for why in got.stops.values()):
+        return "no reference to compare with"
+    still = {m: arms for m, arms in got.open.items() if arms}
+    said = ("every comparison with " + ref + " decided" if not still else
+            f"not yet decided against {ref}: " + "; ".join(f"{m} of {', '.join(a)}" for m, a in still.items()))
+    if any(why == "busy" for why in got.stops.values()):
+        said += " (the load kept changing while windows were timed: too busy to decide)"
+    return said + ("; the next round's windows pool with these" if still and more else "")
 
 
 def is_build(metric: str) -> bool:
@@ -336,7 +341,8 @@ def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | Non
         history = with_round(history, got.windows)
         early = r + 1 >= MIN_ROUNDS and r + 1 < rounds
         elapsed = clock() - t0
-        if early and not any(undecided(history, m, ref, list(tasks)) for m in got.stops):
+        got.open = {m: undecided(history, m, ref, list(tasks)) for m in got.stops}
+        if early and not any(got.open.values()):
             got.ended = "decided"
         elif early and deadline_s and elapsed * (r + 2) / (r + 1) > deadline_s:
             got.ended = "deadline"
