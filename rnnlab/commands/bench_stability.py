@@ -41,6 +41,8 @@ def setup_arguments(sub) -> None:
     p.add_argument("--preset", default="seed", help="quick, seed or full (default: seed); none: a user's own run "
                                                      "(the experiment's defaults with --set)")
     p.add_argument("--variants", help="comma-separated variant names (default: the preset's)")
+    p.add_argument("--ref", metavar="VARIANT", help="the reference the others are timed beside and compared with "
+                                                    "(default: the experiment's; as run --ref)")
     p.add_argument("--rounds", type=int, default=None, help="rounds per run (default: the preset's, or a user's own "
                                                             "run's with --preset none)")
     p.add_argument("--runs", type=int, default=2, help="runs of the plan (default: 2); every pair of runs under one "
@@ -198,7 +200,7 @@ def run(*, experiment: str = "unroll", preset: str | None = "seed", variants: st
         rounds: int | None = 3, sets: Sequence[str] = (), metrics: Sequence[str] = METRICS, launcher=None,
         env=None, on_progress: Callable | None = None, say: Callable[[str], None] = lambda s: None,
         settle_s: float = 0.0, sleep: Callable[[float], None] = time.sleep, width: int | None = WIDTH,
-        runs: int = 2, contend: Sequence[int] = (0,)) -> Result:
+        runs: int = 2, contend: Sequence[int] = (0,), ref: str | None = None) -> Result:
     """Run the plan ``runs`` times, fresh, into a scratch store, beside ``contend[i % len(contend)]`` competing
     processes in run ``i``; compare. ``launcher``/``env`` as :func:`api.run`'s.
 
@@ -206,7 +208,7 @@ def run(*, experiment: str = "unroll", preset: str | None = "seed", variants: st
     ``rules.BUSY_CORES`` (the run's own workers are gone by then; competing load starts after the wait)."""
     if runs < 2 or runs > 20:
         raise RnnlabError(f"--runs {runs}: between 2 and 20")
-    plan, reference = _plan(experiment, preset, variants, rounds, sets)
+    plan, reference = _plan(experiment, preset, variants, rounds, sets, ref)
     kw = {"launcher": launcher} if launcher is not None else {}
     if env is not None:
         kw["env"] = env
@@ -240,7 +242,7 @@ def run(*, experiment: str = "unroll", preset: str | None = "seed", variants: st
     return res
 
 
-def _plan(experiment, preset, variants, rounds, sets) -> tuple[api.Plan, str]:
+def _plan(experiment, preset, variants, rounds, sets, ref=None) -> tuple[api.Plan, str]:
     exp = experiments.get(experiment)
     if "rounds" not in exp.params.names():
         raise RnnlabError(f"{experiment} times nothing (it checks behaviour); bench-stability needs an "
@@ -250,10 +252,10 @@ def _plan(experiment, preset, variants, rounds, sets) -> tuple[api.Plan, str]:
         overrides["rounds"] = [exp.params["rounds"].parse(rounds)]
     names = ([v.strip() for v in variants.split(",") if v.strip()] if isinstance(variants, str) else
              list(variants) if variants else None)
-    plan = api.plan(experiment, preset=preset, overrides=overrides, variants=names)
-    reference = exp.reference or plan.variants[0]
+    plan = api.plan(experiment, preset=preset, overrides=overrides, variants=names, ref=ref)
+    reference = plan.reference or plan.variants[0]
     if reference not in plan.variants:  # the ratios need it among the records
-        plan = api.plan(experiment, preset=preset, overrides=overrides, variants=[reference, *plan.variants])
+        plan = api.plan(experiment, preset=preset, overrides=overrides, variants=[reference, *plan.variants], ref=ref)
     return plan, reference
 
 
@@ -294,7 +296,7 @@ def main(args) -> int:
     if args.kept:
         plan, runs, loads = load_all(args.kept)
         exp = experiments.get(plan.experiment)
-        reference = exp.reference or plan.variants[0]
+        reference = args.ref or exp.reference or plan.variants[0]
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
         res = report(plan, runs[0], runs[1], reference=reference, width=width_of(args), metrics=metrics)
         print("\n".join(res.lines + [""] + replication(plan, runs, loads, conditions(runs), reference, metrics,
@@ -306,7 +308,7 @@ def main(args) -> int:
 
     preset = None if args.preset in ("none", "") else args.preset
     res = run(experiment=args.experiment, preset=preset, variants=args.variants, rounds=args.rounds,
-              runs=args.runs, contend=contend_levels(args.contend),
+              runs=args.runs, contend=contend_levels(args.contend), ref=args.ref,
               sets=args.sets, metrics=[m.strip() for m in args.metrics.split(",") if m.strip()], settle_s=90.0,
               on_progress=ProgressBar(), width=width_of(args),
               say=lambda s: print("\n".join(wrap("rnnlab: " + s, WIDTH, " " * 8)), file=sys.stderr, flush=True))

@@ -187,6 +187,14 @@ def direction(interval, margin: float = MARGIN) -> str:
     return NOISY
 
 
+def within_reach(interval, least: float, margin: float = MARGIN) -> bool:
+    """Whether more data could still decide ``interval``: its ratio lies further than ``least`` (the narrowest
+    half-width an interval can have, on a log scale: ``stats.least_halfwidth``) from both edges of the margin. A ratio
+    closer to an edge than that stays "too noisy to call" (or one side ruled out) however many rounds are added."""
+    mid = math.log(interval.mid)
+    return all(abs(mid - math.log(e)) >= least for e in edges(margin))
+
+
 def bound(interval, margin: float = MARGIN) -> str:
     """What a sentence may say of the interval of A/B: :func:`direction`'s call when it decides; else, when the
     interval reaches across one side of the margin only, the side it rules out: ``NOT_LOWER`` (nowhere below

@@ -207,6 +207,12 @@ def drift_floor() -> float:
     return math.exp(_Z975 * DRIFT_SD) - 1
 
 
+def least_halfwidth(rounds: int) -> float:
+    """The half-width (log scale) below which no paired interval of ``rounds`` rounds narrows, however many windows
+    they hold: the between-process and between-run terms :func:`paired_interval` adds."""
+    return _Z975 * math.hypot(PROCESS_SD / math.sqrt(max(1, rounds)), DRIFT_SD)
+
+
 BOOTSTRAP = 1000  # resamples (the 2.5% and 97.5% points move by under 1% of the ratio between seeds)
 _BOOT_SEED = 20170422  # fixed: the same records give the same interval on every page and every run
 

@@ -202,6 +202,9 @@ def _ended_words(ended: str, pt: "OpenPoint", planned: int) -> str:
     if ended == "decided":
         return (f"every comparison with {pt.ref} decided after {pt.n_rounds} rounds: the other "
                 f"{planned - pt.n_rounds} not needed")
+    if ended == "out of reach":
+        return (f"after {pt.n_rounds} rounds what is not decided lies too near the {rules.MARGIN:.0%} margin for more "
+                f"rounds to decide it: the other {planned - pt.n_rounds} not run")
     return (f"{pt.n_rounds} rounds in the {pt.params.get('deadline_s')} s this point may take (deadline_s): what is "
             "still undecided says so below")
 

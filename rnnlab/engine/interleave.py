@@ -20,15 +20,21 @@ while other work took very different shares of the cores are never paired as if 
 window is dropped (``RoundOutcome.dropped``) and its cycle retaken within the budget. Rounds whose loads differ are
 not pooled into a call either (``stats.unsettled``: "too busy to decide").
 
-How many cycles: at least ``MIN_CYCLES`` (``MIN_BUILDS`` for a build); then more, ``BATCH`` at a time, while a comparison with the reference is
-undecided (``rules.direction`` on the paired interval over this and earlier rounds is "too noisy to call"), until
-every one is decided or the series' share of the round's budget is spent: what the round has not yet spent on
-windows, split evenly over the per-step series still to come (a series that needed less leaves its time to the next),
-and never more than ``EXTEND`` times its minimum cycles, so the cheap forward series cannot starve the training
-step's. A build series is held to ``EXTEND`` times its minimum cycles only (builds differ by 2-12x and decide within a
-round or two; their time is not the budget's). ``stops`` says which. Where the time is better spent: the spread
-between rounds of fresh processes is as large as the spread of the windows within a round (measured on the seed configuration), so a round times few short windows and a point spends
-its time on rounds.
+How many cycles: at least ``MIN_CYCLES`` (``MIN_BUILDS`` for a build in a point's first round, ``MIN_BUILDS_LATER``
+after it); then more, ``BATCH`` at a time, while a comparison with the reference is undecided (``rules.direction`` on
+the paired interval over this and earlier rounds is "too noisy to call"), until every one is decided or the series'
+share of the round's budget is spent: what the round has not yet spent on windows, split evenly over the per-step
+series still to come (a series that needed less leaves its time to the next), and never more than ``EXTEND`` times
+its minimum cycles, so the cheap forward series cannot starve the training step's. A build series is held to
+``EXTEND`` times its minimum cycles only (builds differ by 2-12x; their time is not the budget's). A round that cannot
+be the point's last (the first of at least ``MIN_ROUNDS``) times the minimum only: its call pools with the next round's
+windows anyway, and the budget it leaves goes to the rounds after it. ``stops`` says why each series stopped.
+
+Where the time is better spent: the spread between rounds of fresh processes is as large as the spread of the windows
+within a round (measured on the seed configuration), so a round times few short windows and a point spends its time
+on rounds. A point ends after ``MIN_ROUNDS`` when every comparison is decided, or when what is not decided lies so near
+an edge of the margin that no further round could decide it (``reachable``), or when another round would end past its
+deadline.
 """
 
 from __future__ import annotations
@@ -70,7 +76,7 @@ class RoundOutcome:
     spent: float = 0.0  # seconds of windows so far
     own: dict = field(default_factory=dict)  # arm -> cores the worker kept busy in each window (threads at work)
     dropped: dict = field(default_factory=dict)  # metric -> arm windows left unpaired: the load moved around them
-    ended: str = ""  # why the point ends after this round before its planned rounds: "decided" or "deadline"
+    ended: str = ""  # why the point ends before its planned rounds: "decided", "out of reach" or "deadline"
     open: dict = field(default_factory=dict)  # metric -> arms still too noisy to call over this and earlier rounds
 
 
@@ -125,6 +131,19 @@ def undecided(rounds: Mapping[str, Mapping[str, list]], metric: str, ref: str | 
             continue
         iv = stats.paired_interval(own, brackets)
         if iv is None or rules.direction(iv) == rules.NOISY:
+            out.append(a)
+    return out
+
+
+def reachable(rounds: Mapping[str, Mapping[str, list]], metric: str, ref: str | None, arms) -> list[str]:
+    """The arms of :func:`undecided` that another round could still decide (``rules.within_reach`` at one round
+    more): the others' ratios lie so near an edge of the margin that no number of rounds would call them."""
+    out = []
+    for a in undecided(rounds, metric, ref, arms):
+        own, brackets = against_ref(rounds.get(a, {}), metric)
+        iv = stats.paired_interval(own, brackets) if own is not None else None
+        n = sum(1 for w in own or [] if w)
+        if iv is None or rules.within_reach(iv, stats.least_halfwidth(n + 1)):
             out.append(a)
     return out
 
@@ -322,11 +341,12 @@ def _pair(out: RoundOutcome, op: str, a: str, before: tuple, other: float | None
 def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | None, rounds: int, budget_s: float,
               on_round: Callable[[int, RoundOutcome, bool], None], on_phase: Callable[[int, str, str], None],
               rng: random.Random, deadline_s: float = 0.0, **limits) -> dict:
-    """A point's rounds: round ``r`` runs ``make_tasks(r)`` (arm -> task) with :func:`run_round`; each timed series
-    gets ``budget_s / rounds`` seconds of windows, shared by its per-step series. After ``MIN_ROUNDS`` rounds the point
-    ends early when no comparison with ``ref`` is still too noisy to call, or (``deadline_s``, wall clock) when
-    another round, as long as the rounds so far took on average, would end past the deadline. ``on_round(r, outcome,
-    last)`` folds each round as it ends (``last``: no round follows; ``outcome.ended`` says why: "decided",
+    """A point's rounds: round ``r`` runs ``make_tasks(r)`` (arm -> task) with :func:`run_round`, given what the
+    earlier rounds left of ``budget_s`` over the rounds to come (seconds of windows, shared by its per-step series).
+    After ``MIN_ROUNDS`` rounds the point ends early when no comparison with ``ref`` is still too noisy to call, or
+    none that is could be decided by more rounds (:func:`reachable`), or (``deadline_s``, wall clock) when another
+    round, as long as the rounds so far took on average, would end past the deadline. ``on_round(r, outcome, last)``
+    folds each round as it ends (``last``: no round follows; ``outcome.ended`` says why: "decided", "out of reach",
     "deadline", or "" after the planned rounds). Returns every arm's windows: arm -> metric -> windows per round."""
     clock = limits.get("clock", time.monotonic)
     history: dict = {}
@@ -344,6 +364,8 @@ def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | Non
         got.open = {m: undecided(history, m, ref, list(tasks)) for m in got.stops}
         if early and not any(got.open.values()):
             got.ended = "decided"
+        elif early and not any(reachable(history, m, ref, list(tasks)) for m in got.stops):
+            got.ended = "out of reach"
         elif early and deadline_s and elapsed * (r + 2) / (r + 1) > deadline_s:
             got.ended = "deadline"
         last = bool(got.ended) or r + 1 == rounds

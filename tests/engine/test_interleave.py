@@ -220,3 +220,41 @@ def test_rounds_timed_under_different_loads_decide_nothing_and_the_record_says_i
     from rnnlab.judge import select
     assert "2 threads; " in select.source_note([ok, slow]) and "(the load changed between rounds)" in \
         select.source_note([ok, slow])
+
+
+def test_a_first_round_times_the_minimum_and_a_later_round_one_build_window_before_it_looks():
+    launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 1.12, "same": 1.0}, sd=0.08))  # hard to call: at the edge
+    first = interleave.run_round(tasks("ok", "slow"), ref="ok", history={}, budget_s=60, launcher=launcher,
+                                 timeout_s=10, mem_limit_mb=None, rng=random.Random(0), poll_s=0.001, extend=False)
+    got = {m: len(w) for m, w in first.windows["slow"].items() if "@" not in m}
+    assert got == {"build_s": interleave.MIN_BUILDS, "fwd_ms": interleave.MIN_CYCLES, "train_ms": interleave.MIN_CYCLES}
+    assert set(first.stops.values()) <= {"next round", "decided"}
+    history = interleave.with_round({}, first.windows)
+    later = interleave.run_round(tasks("ok", "slow"), ref="ok", history=history, budget_s=0, launcher=launcher,
+                                 timeout_s=10, mem_limit_mb=None, rng=random.Random(1), poll_s=0.001)
+    # a build window a round after the first, then BATCH more while undecided, up to EXTEND times that
+    assert interleave.MIN_BUILDS_LATER <= len(later.windows["slow"]["build_s"]) <= (
+        interleave.MIN_BUILDS_LATER + interleave.BATCH)
+
+
+def test_a_point_ends_when_what_is_undecided_lies_too_near_the_margin_for_more_rounds():
+    from rnnlab.core import stats
+
+    class At:
+        def __init__(self, mid):
+            self.mid, self.lo, self.hi = mid, mid * 0.9, mid * 1.1
+
+    low, high = rules.edges()
+    least = stats.least_halfwidth(3)
+    assert 0.04 < least < 0.05  # the drift and process terms: about 4% however many windows
+    assert not rules.within_reach(At(high * 1.02), least)  # 2% past the edge: no round can clear it
+    assert rules.within_reach(At(high * 1.2), least) and rules.within_reach(At(1.0), least)
+    assert not rules.within_reach(At(low / 1.03), least)
+
+    ends = []
+    launcher = ServingLauncher(noisy({"ok": 1.0, "edge": 1.112}, sd=0.01))  # 1.112: on the margin's upper edge
+    interleave.run_point(lambda r: tasks("ok", "edge"), ref="ok", rounds=5, budget_s=30,
+                         on_round=lambda r, got, last: ends.append((r, got.ended, last)),
+                         on_phase=lambda r, a, ph: None, rng=random.Random(2), launcher=launcher, timeout_s=10,
+                         mem_limit_mb=None, poll_s=0.001)
+    assert ends[-1] == (interleave.MIN_ROUNDS - 1, "out of reach", True), ends
