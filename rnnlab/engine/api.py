@@ -116,10 +116,13 @@ def _run(p: Plan, *, store: Store, fresh: bool, on_progress, cancel, launcher, c
                 last_round = r
             prog = count.phase_reporter(pt, v, r)
             prog("queued")
-            before = _loadavg()
+            before, t0 = _loadavg(), clock()
             msg, raw = measure(variant_task(exp, v, pt.params, run_env), want_outputs=pt.state[v].raw is None,
                                timeout_s=pt.params.get("timeout_s", 900), launcher=launcher, limit=limit,
                                on_phase=prog, cancel=cancel, clock=clock)
+            held = (msg.get("details") or {}).get("worker_wall_s") if msg.get("type") == "result" else None
+            if held is not None:  # its start (an import, or a fork) and the variant's own time
+                pt.state[v].costs.append({"start_s": max(0.0, clock() - t0 - held), "alone_s": held})
             take_round(store, exp, pt, v, r, msg, raw, (before, _loadavg()), count=count)
         out.extend(close_point(store, exp, pt))
     return out
@@ -175,6 +178,8 @@ def _run_interleaved(store: Store, exp, pt: "OpenPoint", todo: list, *, count: "
             pt.state[v].windows.append(got.windows.get(v, {}))
             pt.state[v].own.extend(got.own.get(v, []))
             pt.state[v].stops.append(dict(got.stops))
+            if v in got.alone:
+                pt.state[v].costs.append(got.cost(v, pt.ref))
             take_round(store, exp, pt, v, r, msg, raw, loads, count=count)
         count.say_run(f"round {r + 1} of {planned}: " + interleave.round_words(got, pt.ref, not last), pt.index)
         if last and pt.n_rounds < planned:

@@ -26,9 +26,12 @@ the paired interval over this and earlier rounds is "too noisy to call"), until 
 share of the round's budget is spent: what the round has not yet spent on windows, split evenly over the per-step
 series still to come (a series that needed less leaves its time to the next), and never more than ``EXTEND`` times
 its minimum cycles, so the cheap forward series cannot starve the training step's. A build series is held to
-``EXTEND`` times its minimum cycles only (builds differ by 2-12x; their time is not the budget's). A round that cannot
-be the point's last (the first of at least ``MIN_ROUNDS``) times the minimum only: its call pools with the next round's
-windows anyway, and the budget it leaves goes to the rounds after it. ``stops`` says why each series stopped.
+``EXTEND`` times its minimum cycles only (builds differ by 2-12x; their time is not the budget's), and in a round that
+cannot be the point's last (the first of at least ``MIN_ROUNDS``) to its minimum: a build window takes seconds, and
+its call pools with the next round's windows anyway. Step windows are cheap, and a round's median of few of them is
+what widens a two-round interval (calibrated: with the first round held to its minimum step windows too, +20% was
+called slower in 9 of 16 pairs on a 2-core Xeon). The budget a round leaves goes to the rounds after it. ``stops``
+says why each series stopped.
 
 Where the time is better spent: the spread between rounds of fresh processes is as large as the spread of the windows
 within a round (measured on the seed configuration), so a round times few short windows and a point spends its time
@@ -78,6 +81,16 @@ class RoundOutcome:
     dropped: dict = field(default_factory=dict)  # metric -> arm windows left unpaired: the load moved around them
     ended: str = ""  # why the point ends before its planned rounds: "decided", "out of reach" or "deadline"
     open: dict = field(default_factory=dict)  # metric -> arms still too noisy to call over this and earlier rounds
+    start_s: float = 0.0  # from the round's start until every worker waited at its start gate (import and forks)
+    alone: dict = field(default_factory=dict)  # arm -> seconds it held the machine alone: its untimed and one-shot parts
+    windowed: dict = field(default_factory=dict)  # arm -> [seconds, count] of its windows
+
+    def cost(self, arm: str, ref: str | None) -> dict:
+        """What the arm's round cost (``engine.estimates`` learns from it): the round's start, the arm's time alone,
+        its windows' seconds and count, and whether it was the reference (its windows bracket every other's)."""
+        secs, n = self.windowed.get(arm, (0.0, 0))
+        return {"start_s": self.start_s, "alone_s": self.alone.get(arm, 0.0), "windows_s": secs, "windows_n": n,
+                "ref": arm == ref}
 
 
 def round_words(got: "RoundOutcome", ref: str | None, more: bool) -> str:
@@ -219,10 +232,12 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
               cancel: threading.Event | None = None, clock: Callable[[], float] = time.monotonic,
               rng: random.Random | None = None, poll_s: float = 0.2, extend: bool = True) -> RoundOutcome:
     """One round: ``tasks`` (arm -> worker task; each is given ``serve``) in fresh workers, driven as the module
-    says; ``budget_s``: the round's seconds of windows; ``extend``: whether a series may add windows past its
+    says; ``budget_s``: the round's seconds of windows; ``extend``: whether a build series may add windows past its
     minimum while a comparison is undecided (not in a round that cannot be the point's last: its call waits for the
-    next round's windows anyway). Every worker is gone when it returns, whatever happens."""
+    next round's windows anyway, and a build window takes seconds). Every worker is gone when it returns, whatever
+    happens."""
     rng = rng or random.Random()
+    t_start = clock()
     launch.new_round(launcher)  # this round's workers from a new import (``engine.launch``)
     live = _Live({a: {**t, "serve": True} for a, t in tasks.items()}, launcher=launcher, timeout_s=timeout_s,
                  mem_limit_mb=mem_limit_mb, on_phase=on_phase, cancel=cancel, clock=clock, poll_s=poll_s)
@@ -240,6 +255,7 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
 
         for a in tasks:  # they import side by side; each stops at the start gate
             settle(a, live.next(a))
+        out.start_s = clock() - t_start
         while waiting:
             op = Counter(waiting.values()).most_common(1)[0][0]
             group = [a for a in tasks if waiting.get(a) == op]
@@ -249,14 +265,16 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
                 share = math.inf if build else max(0.0, budget_s - out.spent) / max(1, to_come)
                 t0 = clock()
                 out.stops[op] = _windows(live, op, group, out, settle, ref=ref, history=history,
-                                         budget_s=share, rng=rng, clock=clock, extend=extend)
+                                         budget_s=share, rng=rng, clock=clock, extend=extend or not build)
                 if not build:
                     out.spent += clock() - t0
             for a in group:  # one at a time through the next untimed part
                 if waiting.get(a) == op:
                     on_phase(a, "working alone")
+                    t = clock()
                     live.send(a, {"cmd": "next"})
                     settle(a, live.next(a))
+                    out.alone[a] = out.alone.get(a, 0.0) + clock() - t
         for a, w in live.workers.items():
             _runner.reap(w)
     except BaseException:
@@ -274,8 +292,12 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
         live.on_phase(a, f"timing {op} windows")
 
     def window(a: str) -> tuple[float | None, float | None]:
+        t = clock()
         live.send(a, {"cmd": "window", "n": n, "min_s": min_s})
         msg = live.next(a)
+        spent = out.windowed.setdefault(a, [0.0, 0])
+        spent[0] += clock() - t
+        spent[1] += 1
         if msg.get("type") == "window":
             value, other = float(msg["value"]), msg.get("other")
             out.windows[a].setdefault(op, []).append(value)

@@ -60,6 +60,7 @@ class _Rounds:
     own: list = field(default_factory=list)  # cores the worker kept busy while timed, every window or series
     stops: list = field(default_factory=list)  # interleaved: each round's {metric: why its windows stopped}
     loads_read: list = field(default_factory=list)  # sequential: each round's readings of other processes' cores
+    costs: list = field(default_factory=list)  # each round's costs (``engine.estimates`` learns from them)
     final: bool = False  # its record is made (all rounds seen, or the first failed deterministically)
     seen: int = 0  # rounds finished
 
@@ -252,6 +253,9 @@ def _record(exp, v: str, key: str, params: Mapping, run_env: Mapping, st: _Round
         return Record(key=key, experiment=exp.name, variant=v, params=params, metrics={}, env=run_env,
                       created_at=utc_now(), error=str(first.get("reason") or "failed"), details=details)
     details = dict(st.details or {})
+    if st.costs:  # its rounds' start (an import, forks), its time alone, its windows: what estimates learn from
+        details["cost"] = {k: [round(c[k], 3) if isinstance(c.get(k), float) else c.get(k) for c in st.costs]
+                           for k in st.costs[0]}
     if session:
         details["protocol"] = "interleaved"
         details["paired"] = {session: _by_metric(st.windows)}

@@ -1,23 +1,87 @@
-"""What a run is about to cost: interleaved points priced side by side, stretched by what other processes take."""
+"""What a run is about to cost: learned from this machine's own rounds (their start, each arm's time alone, its
+windows), modelled from a record's figures where it has none, stretched by what other processes take."""
+
+import json
 
 import pytest
 
+from rnnlab.core import baseline
 from rnnlab.core.store import Store
 from rnnlab.engine import api, estimates, interleave
+from tests.factories import record, stored
+
+FIRST = interleave.MIN_BUILDS + 2 * interleave.MIN_CYCLES  # windows a compared arm times in a first round
 
 
-def test_an_interleaved_point_prices_its_arms_side_by_side_and_the_rounds_it_needs(tmp_path):
+def point(plan) -> dict:
+    return dict(plan.points[0], device="cpu")  # as a run records it
+
+
+def cost(start, alone, windows_s, n, ref, rounds=2) -> dict:
+    return {"cost": {"start_s": [start] * rounds, "alone_s": [alone] * rounds, "windows_s": [windows_s] * rounds,
+                     "windows_n": [n] * rounds, "ref": [ref] * rounds}, "protocol": "interleaved"}
+
+
+@pytest.fixture
+def here(monkeypatch):
+    """This machine's environment known without a probe (a CPU)."""
+    monkeypatch.setattr(estimates, "needs_probe", lambda store, device: False)
+
+
+def test_a_machine_that_ran_nothing_prices_a_point_from_the_rough_figures(tmp_path):
     store = Store(tmp_path / "s.sqlite")
     plan = api.plan("unroll", overrides={"units": 8, "seq_len": 10}, variants=["keras", "keras_unroll"])
     est = api.estimate(plan, store=store, fresh=True)
     work = api.experiments.get("unroll").work_s
-    point = plan.points[0]
-    per_round = estimates.WORKER_START_S + 3 * work + point["budget_s"] / point["rounds"]  # keras, unroll, reference
-    assert est.workers == 3 * point["rounds"]
+    per_round = estimates.WORKER_START_S + 3 * work + FIRST * 2 * (0.1 + 0.1)  # keras, unroll, the reference alone
+    assert est.workers == 3 * plan.points[0]["rounds"]
     assert est.seconds == pytest.approx(estimates.PROBE_S + interleave.MIN_ROUNDS * per_round)
-    seq = api.plan("unroll", overrides={"units": 8, "seq_len": 10, "protocol": "sequential"},
-                   variants=["keras", "keras_unroll"])
-    assert api.estimate(seq, store=store, fresh=True).seconds > est.seconds  # one worker after another
+    assert not est.from_timings
+
+
+def test_a_run_is_priced_from_this_machines_own_rounds_of_it(tmp_path, here):
+    store = Store(tmp_path / "s.sqlite")
+    plan = api.plan("unroll", overrides={"layers": 3}, variants=["keras", "keras_unroll"], ref="keras")
+    p = point(plan)
+    store.put(stored("unroll", "keras", p, metrics={"fwd_ms": 20.0}, details=cost(5.0, 3.0, 4.0, 20, True)))
+    store.put(stored("unroll", "keras_unroll", p, metrics={"fwd_ms": 15.0}, details=cost(5.0, 8.0, 6.0, 10, False)))
+    est = api.estimate(plan, store=store, fresh=True)
+    # per round: the start, both alone, each window of keras_unroll (0.6 s) with the reference's after it (0.2 s)
+    assert est.seconds == pytest.approx(2 * (5.0 + 3.0 + 8.0 + 10 * (0.6 + 0.2)))
+    assert est.from_timings and est.workers == 6
+
+
+def test_an_arm_this_machine_never_ran_is_modelled_from_a_record_and_this_machines_ratio(tmp_path, here):
+    store = Store(tmp_path / "s.sqlite")
+    p = point(api.plan("unroll", overrides={"layers": 3}, variants=["keras"]))
+    figures = {"first_build_s": 1.0, "first_call_s": 0.5, "train_build_s": 1.0, "train_first_call_s": 0.5,
+               "build_s": 0.5, "fwd_ms": 20.0, "train_ms": 40.0}
+    alone, window = estimates._model(stored("unroll", "keras", p, metrics=figures,
+                                            details={"protocol": "interleaved"}))
+    # this machine ran keras (with its costs) at twice the modelled seconds alone and 1.5x its windows
+    store.put(stored("unroll", "keras", p, metrics=figures, details=cost(4.0, 2 * alone, 1.5 * window * 10, 10, False)))
+    past = estimates.Past.of(store.records("unroll"), [])
+    assert past.k == pytest.approx((2.0, 1.5))
+    other = dict(p, units=64)  # a configuration it never ran: a bundled record of it, modelled, times the ratio
+    bundled = stored("unroll", "tf2_while", other, metrics=figures, details={"protocol": "interleaved"})
+    past = estimates.Past.of(store.records("unroll"), [bundled.with_(source="baseline")])
+    a, w, own = past.arm(estimates.timing_key("tf2_while", other), rough=99.0)
+    assert (a, w, own) == (pytest.approx(2 * alone), pytest.approx(1.5 * window), False)
+    assert past.arm(estimates.timing_key("keras_cell", other), rough=99.0)[:2] == (pytest.approx(2 * 99.0), 0.1)
+
+
+def test_the_rounds_a_configuration_took_here_are_the_rounds_it_is_priced_at(tmp_path, here):
+    store = Store(tmp_path / "s.sqlite")
+    plan = api.plan("unroll", preset="seed", variants=["tf1_dynamic", "keras"])
+    p = point(plan)
+    three = [{"fwd_ms": 10.0}] * 3
+    for v in ("tf1_dynamic", "keras"):
+        store.put(stored("unroll", v, p, metrics={"fwd_ms": 10.0}, details=cost(5.0, 1.0, 1.0, 10, v == "tf1_dynamic",
+                                                                               rounds=3)).with_(rounds=tuple(three)))
+    est = api.estimate(plan, store=store, fresh=True)
+    assert est.seconds == pytest.approx(3 * (5.0 + 2 * 1.0 + 10 * (0.1 + 0.1)))
+    short = dict(p, deadline_s=20)  # a deadline leaves the rounds that fit it, never fewer than MIN_ROUNDS
+    assert estimates._interleaved_s(short, 3, 9.0) == pytest.approx(2 * 9.0)
 
 
 def test_other_processes_stretch_the_estimate_and_say_so():
@@ -33,17 +97,12 @@ def test_other_processes_stretch_the_estimate_and_say_so():
 
 def test_a_machine_that_timed_nothing_yet_is_priced_from_the_bundled_timing_of_the_same_configuration(
         tmp_path, monkeypatch):
-    # make_baseline's "time left" on a fresh machine: training's seed was priced at 60 s of work per worker (27 min)
-    # where the bundled records took under a second; an interleaved round only from every arm's whole-round wall
-    import json
-
-    from rnnlab.core import baseline
-    from tests.factories import record
-
+    # make_baseline's "time left" on a fresh machine: a sequential experiment's bundled worker times, one worker after
+    # another
     plan = api.plan("training", preset="seed", variants=["keras"])
-    point = dict(plan.points[0], device="cpu")
+    p = point(plan)
     ref = api.experiments.get("training").reference  # priced too: a run measures its reference beside
-    recs = [record("training", v, point, source="baseline", details={"worker_wall_s": w}, step_ms=1.0)
+    recs = [record("training", v, p, source="baseline", details={"worker_wall_s": w}, step_ms=1.0)
             for v, w in (("keras", 2.0), (ref, 3.0))]
     folder = tmp_path / "bundle"
     folder.mkdir()
@@ -54,9 +113,10 @@ def test_a_machine_that_timed_nothing_yet_is_priced_from_the_bundled_timing_of_t
     monkeypatch.setattr(estimates, "known_env", lambda store, device: {"device": "CPU"})  # probed: cpu
     monkeypatch.setattr(estimates, "needs_probe", lambda store, device: False)
     est = api.estimate(plan, store=store)
-    rounds = int(point.get("rounds", 1))
-    assert est.seconds == pytest.approx(rounds * (2 * estimates.WORKER_START_S + 2.0 + 3.0))
+    rounds = int(p.get("rounds", 1))
+    assert est.seconds == pytest.approx(rounds * (estimates.WORKER_START_S + 2.0 + 3.0))
     assert not est.from_timings  # another machine's timing: still said to be rough
     monkeypatch.setenv("RNNLAB_BASELINE", str(tmp_path / "none"))
+    baseline._load.cache_clear()
     bare = api.estimate(plan, store=store)
-    assert bare.seconds == pytest.approx(2 * rounds * (estimates.WORKER_START_S + api.experiments.get("training").work_s))
+    assert bare.seconds == pytest.approx(rounds * (estimates.WORKER_START_S + 2 * api.experiments.get("training").work_s))

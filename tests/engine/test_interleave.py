@@ -227,8 +227,9 @@ def test_a_first_round_times_the_minimum_and_a_later_round_one_build_window_befo
     first = interleave.run_round(tasks("ok", "slow"), ref="ok", history={}, budget_s=60, launcher=launcher,
                                  timeout_s=10, mem_limit_mb=None, rng=random.Random(0), poll_s=0.001, extend=False)
     got = {m: len(w) for m, w in first.windows["slow"].items() if "@" not in m}
-    assert got == {"build_s": interleave.MIN_BUILDS, "fwd_ms": interleave.MIN_CYCLES, "train_ms": interleave.MIN_CYCLES}
-    assert set(first.stops.values()) <= {"next round", "decided"}
+    assert got["build_s"] == interleave.MIN_BUILDS and first.stops["build_s"] == "next round"
+    # step windows are cheap: a first round adds them while undecided, as any round does
+    assert interleave.MIN_CYCLES < got["fwd_ms"] <= interleave.EXTEND * interleave.MIN_CYCLES
     history = interleave.with_round({}, first.windows)
     later = interleave.run_round(tasks("ok", "slow"), ref="ok", history=history, budget_s=0, launcher=launcher,
                                  timeout_s=10, mem_limit_mb=None, rng=random.Random(1), poll_s=0.001)

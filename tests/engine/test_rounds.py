@@ -84,6 +84,8 @@ def test_one_round_is_todays_record_plus_its_one_round(fake, tmp_path):
                            "gflops": pytest.approx(4e6 / 3e-3 / 1e9), "roofline_frac": pytest.approx(4 / 300),
                            "max_abs_diff": pytest.approx(0.5)}
     assert off.rounds == ({k: v for k, v in off.metrics.items() if k != "max_abs_diff"},)
+    cost = off.details.pop("cost")  # what the estimate learns from: its start, its own time
+    assert cost["alone_s"] == [1.0] and len(cost["start_s"]) == 1
     assert off.details == {"fwd_flops": 4e6, "kernel": "test", "worker_wall_s": 1.0,  # no rounds/loadavg keys
                            "condition": {"threads": 2, "cores": 2}}  # threads 0: every core; no load read
     assert [(pr.variant, pr.phase) for pr in seen if pr.phase in ("queued", "done")] == \
