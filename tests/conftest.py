@@ -1,8 +1,14 @@
 import os
+import sys
 
 # The TF1 cells need tf-keras, chosen before TensorFlow is first imported anywhere in the test process.
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# Compiled modules are cached even where the environment says not to (PYTHONDONTWRITEBYTECODE): pytest rewrites and
+# compiles every test module at each start otherwise (7 of the quick loop's 9 s of collection), and every process a
+# test starts compiles the package again. This process from here on, and every process it starts.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 from pathlib import Path  # noqa: E402
 

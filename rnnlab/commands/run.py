@@ -93,6 +93,8 @@ def announce(plan: api.Plan, est: api.Estimate, *, fresh: bool = False) -> str:
     rounds = sorted({int(pt.get("rounds", 1)) for pt in plan.points})
     rd = _n(rounds[0], "round") if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]} rounds"
     ref = f" (+ the reference {plan.companion})" if plan.companion else ""
+    if plan.companion and plan.ref is None and len(plan.variants) > 1:  # a question among the plan's own variants
+        ref = f" (+ the reference {plan.companion}; --ref {plan.variants[0]} compares them with {plan.variants[0]} instead)"
     text = f"{plan.experiment}: {_n(len(plan.variants), 'variant')}{ref} x {_n(len(plan.points), 'point')} x {rd}"
     if est.workers == 0:
         return text + ": everything is stored, nothing to measure"
@@ -128,7 +130,7 @@ def run(*, experiment: str, preset: str | None = None, sets: list[str] = (), var
     api.check_cost(est, allow_long=allow_long)
     kw = {"launcher": launcher} if launcher is not None else {}
     if cluster is None:
-        return api.run(plan, store=store, fresh=fresh, on_progress=on_progress, **kw)
+        return api.run(plan, store=store, fresh=fresh, on_progress=on_progress, others=others, **kw)
     from rnnlab.engine.cluster import Cluster
 
     with Cluster(cluster) as c:

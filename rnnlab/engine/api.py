@@ -62,7 +62,7 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
         on_progress: Callable[[_runner.Progress], None] | None = None, cancel: threading.Event | None = None,
         launcher: Callable[[dict], _runner.Worker] | None = None,
         clock: Callable[[], float] = time.monotonic, mem_limit_mb: float | None = None,
-        env: Mapping[str, Any] | None = None, cluster=None) -> list[Record]:
+        env: Mapping[str, Any] | None = None, cluster=None, others: float | None = None) -> list[Record]:
     """Measure every (point, variant) of the plan not yet stored; return the records in plan order.
 
     Each point is measured in ``rounds`` rounds (a parameter, 1 by default): in every round each variant not served
@@ -76,6 +76,7 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
 
     ``cluster`` (an ``engine.cluster.Cluster``): the same tasks run as Ray tasks on the cluster's nodes instead of
     one after the other here (``Cluster.run``: ``engine.cluster.run``); everything else is this function's.
+    ``others``: the cores other processes took just before (the caller read them for its estimate: not read again).
     """
     store = store or Store()
     if cluster is not None:  # (its own method: the run path does not import the cluster module, which imports it)
@@ -83,14 +84,14 @@ def run(p: Plan, *, store: Store | None = None, fresh: bool = False,
                            mem_limit_mb=mem_limit_mb, env=env)
     with launch.own(launcher) as launcher:
         return _run(p, store=store, fresh=fresh, on_progress=on_progress, cancel=cancel, launcher=launcher, clock=clock,
-                    mem_limit_mb=mem_limit_mb, env=env)
+                    mem_limit_mb=mem_limit_mb, env=env, others=others)
 
 
-def _run(p: Plan, *, store: Store, fresh: bool, on_progress, cancel, launcher, clock, mem_limit_mb, env
+def _run(p: Plan, *, store: Store, fresh: bool, on_progress, cancel, launcher, clock, mem_limit_mb, env, others
          ) -> list[Record]:
     exp = experiments.get(p.experiment)
     count = Counter(p, on_progress, clock)
-    warning = busy_warning((env or {}).get("cores"))
+    warning = busy_warning((env or {}).get("cores"), others=None if others is None else lambda: others)
     if warning:
         count.say_run(warning)
     out: list[Record] = []

@@ -319,3 +319,34 @@ def test_env_says_what_it_measures_before_the_silent_probe(monkeypatch, capsys):
     assert main(["env"]) == 0
     err = capsys.readouterr().err
     assert err.startswith("rnnlab: measuring this machine once") and err.count("\n") <= 2
+
+
+def test_run_ends_with_what_its_page_says_first_and_json_carries_it(bundled, monkeypatch, capsys):
+    """The answer spoken: the findings of the page's "In short" at the end of ``run``'s stdout, and on every record
+    of ``--json``."""
+    import json
+
+    from rnnlab.commands.run import answer_text
+    from rnnlab.core import baseline
+    from rnnlab.engine import api
+    from rnnlab.judge import findings, select
+    from rnnlab.present import unrolling
+
+    groups = select.groups([r for r in baseline.load() if r.experiment == "unroll"])
+    group = select.headline(groups, seed=findings.SEED, need=("keras", "keras_unroll"))
+    recs = [group.records["keras"], group.records["keras_unroll"]]
+    monkeypatch.setattr(api, "estimate", lambda plan, **k: api.Estimate(6, 40.0, 0, True, True))
+    monkeypatch.setattr(api, "run", lambda plan, **kw: recs)
+    monkeypatch.setattr(api, "reference_records", lambda plan, records, store=None: [])
+    argv = ["run", "unroll", "--set", "layers=3", "--variants", "keras,keras_unroll", "--ref", "keras"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    said = unrolling.findings_text(recs)
+    assert said and "Keras with unroll=True builds" in said[0].text
+    flat = " ".join(out.split())
+    assert " ".join(answer_text(said, None).split()) in flat and flat.index("In short") > flat.index("variant")
+    assert widest(out) <= W
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["variant"] for r in data] == ["keras", "keras_unroll"]
+    assert all([f["text"] for f in r["findings"]] == [s.text for s in said] for r in data)
