@@ -5,6 +5,7 @@ No allow-list on purpose: a module over the limit is split by topic, not excused
 
 from __future__ import annotations
 
+import pytest
 import ast
 from pathlib import Path
 
@@ -60,6 +61,7 @@ def test_no_module_over_the_limit():
     assert not over, f"modules over {MAX_MODULE} lines (split them by topic):\n" + "\n".join(over)
 
 
+@pytest.mark.slow  # parses every module of the package
 def test_no_function_over_the_limit():
     over = [f"{path.relative_to(ROOT)}:{line} {name}: {n} lines"
             for path in modules() for name, line, n in function_lines(path) if n > MAX_FUNCTION]

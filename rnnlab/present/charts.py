@@ -72,7 +72,7 @@ def _bars(df: pd.DataFrame, x: str, x_title: str, *, order: str = "descending", 
     """Horizontal bars, one per ``bar``: the variant's colour, the source as the outline's dash (legend)."""
     return alt.Chart(df).mark_bar(stroke="#333333", strokeWidth=1.2).encode(
         y=alt.Y("bar:N", sort=_sort(x, order), title=None), x=alt.X(f"{x}:Q", title=x_title), color=_color(df),
-        strokeDash=_dash(df), tooltip=["variant", "what runs", "source", "machine", *tooltip])
+        strokeDash=_dash(df), tooltip=style.tooltips("variant", "what runs", "source", "machine", *tooltip))
 
 
 def step_time(records: Sequence[Record], metric: str = "fwd_ms") -> alt.Chart | None:
@@ -150,7 +150,7 @@ def gflops(records: Sequence[Record]) -> alt.Chart | None:
     if rates:
         rdf = pd.DataFrame({"rate": list(rates.values()), "machine": list(rates)})
         rule = alt.Chart(rdf).mark_rule(strokeDash=[6, 4], color="red").encode(
-            x="rate:Q", tooltip=["machine", alt.Tooltip("rate:Q", format=",.0f", title="matmul GFLOP/s")])
+            x=alt.X("rate:Q"), tooltip=style.tooltips("machine", alt.Tooltip("rate:Q", format=",.0f", title="matmul GFLOP/s")))
         chart = bars + rule
     return chart.properties(width=_W, title=title)
 
@@ -185,8 +185,8 @@ def sweep(records: Sequence[Record], *, x: str = "seq_len", metric: str = "fwd_m
     base = alt.Chart(df).encode(
         x=alt.X(f"{x}:Q", scale=x_scale, title=x, axis=alt.Axis(values=xs)),
         y=alt.Y(f"{metric}:Q", scale=scale, title=fmt.label(metric)),
-        color=_color(df, legend=True), detail="line:N",
-        tooltip=["variant", "machine", "source", x, alt.Tooltip(f"{metric}:Q", format=".3g"), "rounds"])
+        color=_color(df, legend=True), detail=alt.Detail("line:N"),
+        tooltip=style.tooltips("variant", "machine", "source", x, alt.Tooltip(f"{metric}:Q", format=".3g"), "rounds"))
     if df["machine"].nunique() > 1:  # no chart mixes machines without saying so: each machine its dash and shape
         whole = alt.Legend(labelLimit=0)  # a machine's name whole ("bundled from AMD EPYC, 2 cores")
         lines = base.mark_line().encode(strokeDash=alt.StrokeDash("machine:N", title="machine", legend=whole))
@@ -202,9 +202,10 @@ def sweep(records: Sequence[Record], *, x: str = "seq_len", metric: str = "fwd_m
     if not spread.empty:
         bars = alt.Chart(spread).mark_errorbar(ticks=True).encode(
             x=alt.X(f"{x}:Q", scale=x_scale), y=alt.Y("round_min:Q", scale=scale, title=fmt.label(metric)),
-            y2="round_max:Q", color=_color(spread), detail="line:N",
-            tooltip=["variant", "machine", x, "rounds", alt.Tooltip("round_min:Q", format=".3g", title="min"),
-                     alt.Tooltip("round_max:Q", format=".3g", title="max")])
+            y2=alt.Y2("round_max:Q"), color=_color(spread), detail=alt.Detail("line:N"),
+            tooltip=style.tooltips("variant", "machine", x, "rounds",
+                                   alt.Tooltip("round_min:Q", format=".3g", title="min"),
+                                   alt.Tooltip("round_max:Q", format=".3g", title="max")))
         chart = chart + bars
         title += " (bars: min to max across rounds)"
     return chart.properties(width=_W, title=title)

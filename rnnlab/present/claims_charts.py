@@ -48,9 +48,9 @@ def _speed_bars(records: Sequence[Record], labels: Mapping[str, str], *, title: 
         x=alt.X("ms:Q", title="median step (ms), whiskers p25-p75"), color=_variant_color(alt, df),
         opacity=alt.Opacity("measure:N", sort=measures, scale=alt.Scale(domain=measures, range=[1.0, 0.5]),
                             title=None, legend=alt.Legend(orient="bottom")),
-        tooltip=["variant", "what", "measure", alt.Tooltip("ms:Q", format=".3g"), alt.Tooltip("p25:Q", format=".3g"),
-                 alt.Tooltip("p75:Q", format=".3g")])
-    whiskers = base.mark_rule(color="black").encode(x="p25:Q", x2="p75:Q")
+        tooltip=style.tooltips("variant", "what", "measure", alt.Tooltip("ms:Q", format=".3g"),
+                                alt.Tooltip("p25:Q", format=".3g"), alt.Tooltip("p75:Q", format=".3g")))
+    whiskers = base.mark_rule(color="black").encode(x=alt.X("p25:Q"), x2=alt.X2("p75:Q"))
     return (bars + whiskers).properties(width=width, title=title)
 
 
@@ -65,7 +65,7 @@ def _bars(records: Sequence[Record], metric: str, *, labels: Mapping[str, str], 
     df = pd.DataFrame(rows)
     enc = dict(y=alt.Y("variant:N", sort=list(df["variant"]), title=None, axis=alt.Axis(labelLimit=_LABEL)),
                x=alt.X(f"{metric}:Q", title=x_title, scale=alt.Scale(type="log") if log else alt.Undefined),
-               color=_variant_color(alt, df), tooltip=["variant", "what", alt.Tooltip(f"{metric}:Q", format=fmt_)])
+               color=_variant_color(alt, df), tooltip=style.tooltips("variant", "what", alt.Tooltip(f"{metric}:Q", format=fmt_)))
     mark = alt.Chart(df).mark_circle(size=120, opacity=1) if log else alt.Chart(df).mark_bar()  # no bar from 0 on log
     return mark.encode(**enc).properties(width=width, height=alt.Step(24), title=title)
 
@@ -121,7 +121,7 @@ def training_charts(cfg: Configuration, width: int = 340):
             x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
             y=alt.Y("test accuracy:Q", axis=alt.Axis(format="%"), scale=alt.Scale(zero=False), title="test accuracy"),
             color=_variant_color(alt, df, legend=True),
-            tooltip=["variant", "epoch", alt.Tooltip("test accuracy:Q", format=".1%")],
+            tooltip=style.tooltips("variant", "epoch", alt.Tooltip("test accuracy:Q", format=".1%")),
         ).properties(width=width, title="Test accuracy after each epoch")
     if times:
         df = pd.DataFrame(times)
@@ -129,6 +129,6 @@ def training_charts(cfg: Configuration, width: int = 340):
             x=alt.X("epoch:Q", axis=alt.Axis(tickMinStep=1)),
             y=alt.Y("seconds:Q", scale=alt.Scale(type="log"), title="seconds (log)"),
             color=_variant_color(alt, df, legend=True),
-            tooltip=["variant", "epoch", alt.Tooltip("seconds:Q", format=".3g")],
+            tooltip=style.tooltips("variant", "epoch", alt.Tooltip("seconds:Q", format=".3g")),
         ).properties(width=width, title="Training time per epoch (the first compiles)")
     return a_chart, t_chart

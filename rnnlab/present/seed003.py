@@ -107,7 +107,7 @@ def seed003_chart(records: Sequence[Record]) -> alt.FacetChart | None:
         shape=alt.Shape("source:N", title=None, scale=shapes,
                         legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=400)),
         row=alt.Row("phase:N", title=None, sort=["first interval", "once warm"]),
-        tooltip=["variant", "phase", "source", alt.Tooltip("steps_per_s:Q", title="steps/s", format=".3g")],
+        tooltip=style.tooltips("variant", "phase", "source", alt.Tooltip("steps_per_s:Q", title="steps/s", format=".3g")),
     ).properties(width=300, height=70, title=alt.TitleParams(
         # the source note a line per part (whose machines, a busy machine): one line was wider than the chart
         "Training steps per second", subtitle=[*source_note(recs).split("; "), config], anchor="start"))

@@ -14,6 +14,7 @@ from rnnlab.core import format as fmt
 from rnnlab.core.record import Record
 from rnnlab.core.views import Column, TableView
 from rnnlab.experiments import varlen as varlen_exp
+from rnnlab.present import style
 from rnnlab.present.tables import ERROR, VARIANT, WHAT_RUNS
 from rnnlab.present.varlen_records import DASH, _caption, _num, _view, standing
 from rnnlab.tf.cudnn import mask_ok
@@ -137,13 +138,14 @@ def heatmap_chart(records: Sequence[Record], *, columns: int = 4) -> alt.FacetCh
     scale = alt.Scale(domainMin=0, range=["#ffffff", "#08306b"], interpolate="rgb")
     # a stroke in the cell's own colour: narrow cells at fractional pixels leave no light seams between them
     cells = alt.Chart().mark_rect(strokeWidth=0.6).encode(
-        x=x, x2="step_end:Q", y=y,
+        x=x, x2=alt.X2("step_end:Q"), y=y,
         color=alt.Color("norm:Q", title="output norm", scale=scale),
         stroke=alt.Stroke("norm:Q", scale=scale, legend=None),
-        tooltip=["variant", "row", alt.Tooltip("step:Q", title="step"), alt.Tooltip("norm:Q", format=".3g"),
-                 alt.Tooltip("length:Q", title="true length"), alt.Tooltip("padding:N", title="padding step")])
+        tooltip=style.tooltips("variant", "row", alt.Tooltip("step:Q", title="step"), alt.Tooltip("norm:Q", format=".3g"),
+                               alt.Tooltip("length:Q", title="true length"),
+                               alt.Tooltip("padding:N", title="padding step")))
     ends = alt.Chart().transform_filter("datum.step == 0").mark_tick(color="#d62728", thickness=3).encode(
-        x=alt.X("length:Q"), y=y, tooltip=["row", alt.Tooltip("length:Q", title="true length")])
+        x=alt.X("length:Q"), y=y, tooltip=style.tooltips("row", alt.Tooltip("length:Q", title="true length")))
     order = [v for v in varlen_exp.VARIANTS if v in set(df["variant"])]
     return alt.layer(cells, ends, data=df).properties(width=width, height=height).facet(
         facet=alt.Facet("variant:N", sort=order, title=None, header=alt.Header(labelFontWeight="bold")),

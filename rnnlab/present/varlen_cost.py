@@ -75,8 +75,8 @@ def cost_chart(records: Sequence[Record]) -> alt.HConcatChart | None:
     def bars(metric: str, title: str, fmt_: str):
         return alt.Chart(df).mark_bar(stroke="#333333", strokeWidth=1).encode(
             y=y, x=alt.X(f"{metric}:Q", title=title), color=color, strokeDash=dash,
-            tooltip=["variant", "what runs", "family", "source",
-                     alt.Tooltip(f"{metric}:Q", format=fmt_, title=title)],
+            tooltip=style.tooltips("variant", "what runs", "family", "source",
+                                   alt.Tooltip(f"{metric}:Q", format=fmt_, title=title)),
         ).properties(width=230, title=title)
 
     return alt.hconcat(bars("train_seq_per_s", "training throughput (seq/s)", ",.3g"),

@@ -24,6 +24,7 @@ def injected(sd):
     return value
 
 
+@pytest.mark.slow  # ten scripted trials of four arms
 def test_a_quiet_scripted_machine_passes_every_target():
     # 10 trials: 20 pairs per arm, so one A/A interval in 20 may exclude 1 (a 95% interval does, one time in 20)
     s = calibrate.run(trials=10, rounds=2, launcher=ServingLauncher(injected(0.01)), env=ENV,

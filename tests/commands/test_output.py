@@ -180,6 +180,7 @@ def test_import_fits_120_columns(tmp_path, capsys):
     assert widest(out) <= W and "imported 1 record" in out
 
 
+@pytest.mark.slow  # every bundled unroll record's tables
 def test_run_prints_its_tables_and_progress_within_120_columns(bundled, monkeypatch, capsys):
     import io
 
@@ -261,6 +262,7 @@ def test_a_heading_breaks_between_phrases_never_inside_one():
     assert _output.heading(title, None) == [title] and _output.heading("x" * 70, 60)[0] == "x" * 60
 
 
+@pytest.mark.slow  # a command over every bundled result
 def test_claims_on_a_narrow_terminal_put_the_claim_under_its_verdict(bundled, capsys):
     from rnnlab.commands import claims
 

@@ -21,6 +21,7 @@ from tests import fuzz_records as fz
 SEED = 20
 
 
+@pytest.mark.slow  # every reader over the mutated records
 def test_a_few_mutated_records_read_everywhere(tmp_path):
     """The quick loop's version: 40 mutations of four unroll records, read by the quick readers alone."""
     base = [d for d in fz.bundled() if d["experiment"] in ("unroll", "varlen")][:4]

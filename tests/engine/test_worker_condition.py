@@ -2,6 +2,7 @@
 still records the cores other processes took while it ran: the worker meters its whole call. Run in this process
 with ``worker.run_task`` (no TensorFlow: ``preload=()``)."""
 
+import pytest
 import time
 
 from rnnlab.core import condition
@@ -28,6 +29,7 @@ def _details(fn: str, **params) -> dict:
     return result["details"]
 
 
+@pytest.mark.slow  # waits on a clock
 def test_a_variant_with_its_own_clock_records_the_whole_calls_condition():
     (reading,) = _details("busy_for", seconds=0.3)["readings"]
     assert reading["metric"] == "run" and reading["wall"] >= 0.3
@@ -42,6 +44,7 @@ def test_a_timed_series_keeps_its_own_reading_and_a_call_too_short_to_read_has_n
     assert condition.Condition.of({"threads": 2, "cores": 2, "other_cores": 0.0}).free == 2.0
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_a_variant_that_runs_a_program_in_a_subprocess_counts_its_cpu_as_its_own_not_another_processes():
     # seed004_construct runs the seed's script in a child: a quiet machine read "1.1 cores taken by others" before.
     # CPU seconds of a fixed amount of work, not a share of the wall time: the same whatever else the machine runs

@@ -68,6 +68,7 @@ def unrolling_view():
     return U.view(recs, {})
 
 
+@pytest.mark.slow  # a whole page's Altair charts
 def test_charts_side_by_side_are_one_width_with_a_source_legend_each(unrolling_view):
     by_title = {cv.title: cv.spec for cv in unrolling_view.charts}
     for row in U.CHART_ROWS:
@@ -81,6 +82,7 @@ def test_charts_side_by_side_are_one_width_with_a_source_legend_each(unrolling_v
             assert "hconcat" not in s
 
 
+@pytest.mark.slow  # a whole page's Altair charts
 def test_a_sweep_axis_spans_its_data(unrolling_view):
     recs = [r for r in baseline.load(BUNDLED) if r.experiment == "unroll"]
     views = [v for sweep in report.sweep_sets(recs, "seq_len") for v in U.sweep_views(sweep, sweep[0].params)]

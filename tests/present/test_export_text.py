@@ -48,6 +48,7 @@ def _outputs(store, tmp_path) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow  # every reader and export format over the records
 def test_invisible_text_an_older_import_stored_shows_nowhere(tmp_path, capsys):
     store = Store(tmp_path / "s.sqlite", warn=lambda m: None)
     store.put_many([Record.from_dict(one_unroll(m, i)).with_(source="imported") for i, m in enumerate(INVISIBLE)])
@@ -59,6 +60,7 @@ def test_invisible_text_an_older_import_stored_shows_nowhere(tmp_path, capsys):
     assert "skipped 5 imported records not fitting the experiments (env.cpu)" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # every export format, PNG and SVG rendered
 def test_markup_in_a_machine_name_is_inert_in_every_format(tmp_path):
     store = Store(tmp_path / "s.sqlite", warn=lambda m: None)
     api.import_file(json.dumps([one_unroll(m, i) for i, m in enumerate(MARKUP)]), name="f.json", store=store)

@@ -260,6 +260,7 @@ def test_png_and_svg_per_chart(report, tmp_path):
     assert "<svg" in text and "machine: bench-box-7" in text
 
 
+@pytest.mark.slow  # every export format of a report, PNG and SVG rendered
 def test_render_bytes(report):
     name, data, mime = render_bytes(report, "md", now=NOW)
     assert name.endswith(".md") and mime == "text/markdown" and b"bench-box-7" in data
