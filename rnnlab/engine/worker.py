@@ -37,12 +37,8 @@ THREAD_VARS = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "OMP_NUM_THRE
                "MKL_NUM_THREADS")  # TensorFlow's pools (eager and every v1 Session's default), OpenMP, BLAS
 
 
-def prepare_env(device: str, threads: int = 0, preload=()) -> None:
-    """What must be set before TensorFlow is imported. Keras 3 imports scikit-learn for its scikit-learn wrapper
-    when it is installed (1 s of a 6-8 s import); a worker whose experiment does not preload it never uses it, so it
-    is left out (``sys.modules[name] = None``: an import of it fails at once)."""
-    if not any(str(m).split(".")[0] == "sklearn" for m in preload):
-        sys.modules.setdefault("sklearn", None)
+def prepare_env(device: str, threads: int = 0) -> None:
+    """What must be set before TensorFlow is imported."""
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # TF1 cells need tf-keras; must precede the TF import
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if device == "CPU":
@@ -59,6 +55,14 @@ def _limit_threads(tf, threads: int) -> None:
     if tf is not None and threads > 0:
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(threads)
+
+
+def leave_out_unused(preload) -> None:
+    """In a worker process only: Keras 3 imports scikit-learn for its scikit-learn wrapper when it is installed (1 s
+    of a 6-8 s import); a worker whose experiment does not preload it never uses it, so it is left out
+    (``sys.modules[name] = None``: an import of it fails at once)."""
+    if not any(str(m).split(".")[0] == "sklearn" for m in preload or ()):
+        sys.modules.setdefault("sklearn", None)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -79,7 +83,7 @@ def run_task(task: dict, send, recv=None) -> None:
     device = task.get("device", "CPU")
     threads = int((task.get("params") or {}).get("threads") or 0)
     preload = task.get("preload", ("tensorflow", "keras"))
-    prepare_env(device, threads, preload)
+    prepare_env(device, threads)
     heavy = task["kind"] == "probe" or "tensorflow" in preload
     send({"type": "phase", "phase": "importing TensorFlow" if heavy else "importing"})
     import importlib
@@ -199,6 +203,7 @@ def main() -> int:
     try:
         send({"type": "phase", "phase": "starting"})  # before anything is imported: the manager hears at once
         task = json.loads(sys.stdin.readline())  # one line: the pipe stays open for commands when serving
+        leave_out_unused(task.get("preload", ("tensorflow", "keras")) if task.get("kind") != "probe" else ())
         run_task(task, send, _reader(sys.stdin))
     except MemoryError:
         send({"type": "error", "reason": "out of memory (MemoryError in the worker)"})

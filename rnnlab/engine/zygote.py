@@ -117,7 +117,8 @@ def serve(spec: dict, sock: socket.socket) -> int:
 
     from rnnlab.engine import worker
 
-    worker.prepare_env(str(spec.get("device", "CPU")), int(spec.get("threads") or 0), spec.get("preload") or ())
+    worker.prepare_env(str(spec.get("device", "CPU")), int(spec.get("threads") or 0))
+    worker.leave_out_unused(spec.get("preload") or ())
     import numpy  # noqa: F401 - a spawned worker loads it before its memory baseline too
 
     for name in spec.get("preload") or ():
