@@ -116,7 +116,7 @@ def run_here(module, variant: str, params: dict, *, env: dict | None = None) -> 
     (its details through JSON, as the store keeps them). TensorFlow: for slow tests only."""
     import json
 
-    from rnnlab.engine.context import WorkerContext
+    from rnnlab.worker.context import WorkerContext
 
     res = module.run_variant(dict(params), variant, WorkerContext())
     return stored(module.EXPERIMENT.name, variant, params, metrics=res["metrics"],

@@ -8,7 +8,7 @@ workers of the point wait on their pipes while one is timed, so they add nothing
 next to nothing. ``free`` is the cores minus that: "1.9 of 2 cores free while timed".
 
 The system counters tick at 10 ms (Linux ``USER_HZ``): a window of 100 ms on 2 cores reads other processes' share to
-about 0.1 core, which is why a window lasts at least ``engine.interleave.MIN_WINDOW_S``.
+about 0.1 core, which is why a window lasts at least ``worker.context.MIN_WINDOW_S``.
 """
 
 from __future__ import annotations

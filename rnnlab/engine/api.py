@@ -1,5 +1,5 @@
 """The package's verbs: plan a run (``engine.plan``), estimate it (``engine.estimates``), run it (here: served from
-the store where possible, else by workers, folded into records), read the environment (``engine.probes``), import
+the store where possible, else by workers, folded into records), read the environment (``engine.environment``), import
 results (``engine.importing``).
 
 The CLI and the app are two faces of these keyword-only functions, all importable from here; tests call them directly.
@@ -25,7 +25,7 @@ from rnnlab.engine.importing import MAX_IMPORT_BYTES, ImportCount, import_file, 
 from rnnlab.engine.plan import NOT_KEYED, Plan, first_run_command, own_run_words, plan, spec_of  # noqa: F401
 from rnnlab.engine.points import (Counter, OpenPoint, _by_metric, _loadavg, close_point, measure,  # noqa: F401
                                   open_point, reference_records, take_round, variant_task)
-from rnnlab.engine.probes import _probe_key, cached_probe, copy_probes, environment, known_env, needs_probe  # noqa: F401
+from rnnlab.engine.environment import _probe_key, cached_probe, copy_probes, environment, known_env, needs_probe  # noqa: F401
 
 
 # -- running ----------------------------------------------------------------------------------------------------

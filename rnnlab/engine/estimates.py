@@ -30,7 +30,7 @@ from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record, canonical_json, make_key
 from rnnlab.core.store import Store
 from rnnlab.engine.plan import NOT_KEYED, Plan, spec_of
-from rnnlab.engine.probes import known_env, needs_probe
+from rnnlab.engine.environment import known_env, needs_probe
 
 WORKER_START_S = 6.0  # a round's start before this machine has started one: importing TensorFlow and Keras once
 PROBE_S = 3.0  # the environment probe, once per machine and TensorFlow version (a fork of the first round's zygote)
@@ -75,7 +75,7 @@ def _config_key(params: Mapping[str, Any]) -> str:
 def _model(rec: Record) -> tuple[float, float] | None:
     """A record's seconds alone a round and the mean length of its windows, from its own figures (for a record
     without ``details.cost``): its one-shot timings and warm-up steps; a first round's build windows and step windows
-    (each at least ``interleave.MIN_WINDOW_S``, with the untimed step before it). A sequential record: its worker's
+    (each at least ``MIN_WINDOW_S``, with the untimed step before it). A sequential record: its worker's
     own time (``details.worker_wall_s``) alone, no windows."""
     from rnnlab.engine import interleave as il
 

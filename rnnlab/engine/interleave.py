@@ -52,6 +52,7 @@ from typing import Callable, Mapping
 
 from rnnlab.core import rules, stats
 from rnnlab.engine import launch, runner as _runner
+from rnnlab.worker.context import MIN_WINDOW_S, START  # the protocol's worker side: its gate, its shortest window
 
 WINDOW_STEPS = 5  # steps per window of a per-step metric (ms); the window's value is their median
 BUILD_WINDOW = 1  # a build is long enough to be its own window
@@ -62,9 +63,6 @@ MIN_BUILDS_LATER = 1  # ... in a later round: 3 paired windows after two rounds,
 BATCH = 2  # cycles added between two looks at the calls
 PER_STEP_SERIES = 2  # fwd_ms, train_ms: the series that share a round's budget
 EXTEND = 2  # a series times at most this many times its minimum cycles in a round
-START = "start"  # the gate a worker waits at once imported
-MIN_WINDOW_S = 0.1  # a per-step window lasts at least this long (more steps when they are short): its condition
-#                    reading (10 ms CPU counters) then resolves a tenth of a core
 MIN_ROUNDS = 2  # rounds of fresh processes before a point whose comparisons are all decided may end early
 
 

@@ -2,7 +2,7 @@
 
 ``ForkLauncher`` is the run's launcher (``engine.api.run`` makes one per run): called with a task, it returns a
 ``Worker`` (``engine.runner``'s protocol). Tasks that share a device, a thread count and the modules they preload
-share a zygote (``engine.zygote``), which imports TensorFlow once and forks each worker with a fresh runtime;
+share a zygote (``worker.zygote``), which imports TensorFlow once and forks each worker with a fresh runtime;
 ``new_round()`` retires every zygote that has forked a variant, so each round of a point starts from a newly
 imported interpreter. A GPU task, or a platform without ``fork`` and descriptor passing, gets a spawned worker
 (``runner.SubprocessWorker``), as every task did before: CUDA in a forked process is not checked here.
@@ -56,7 +56,7 @@ class Zygote:
         env["PYTHONPATH"] = str(_runner._ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "rnnlab.engine.zygote", json.dumps(spec), str(theirs.fileno())],
+                [sys.executable, "-m", "rnnlab.worker.zygote", json.dumps(spec), str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=self._err, stderr=self._err, env=env,
                 cwd=str(_runner._ROOT), start_new_session=True)
         finally:

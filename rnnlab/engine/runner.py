@@ -82,14 +82,14 @@ class Worker(Protocol):
 
 
 class SubprocessWorker:
-    """``python -m rnnlab.engine.worker`` in a fresh interpreter (spawned, never forked: TensorFlow and fork do
+    """``python -m rnnlab.worker`` in a fresh interpreter (spawned, never forked: TensorFlow and fork do
     not mix), in its own process group so a kill takes its children too."""
 
     def __init__(self, task: dict):
         self._err = tempfile.TemporaryFile()
         env = dict(os.environ)
         env["PYTHONPATH"] = str(_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-        self.proc = subprocess.Popen([sys.executable, "-m", "rnnlab.engine.worker"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "rnnlab.worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self._err, env=env, cwd=str(_ROOT),
                                      start_new_session=True)
         try:

@@ -139,7 +139,7 @@ def time_runner(runner, ctx, *, repeats: int, warmup: int, xla: bool = False
     ``build_train``, ``start_train``, ``train`` and ``close`` (see tf1.py). Returns the metrics (cold and warm
     build, graph size, first call, forward and train step median/quartiles), the forward outputs, and the graph's
     (top-level, function) node counts. The runner is closed whatever happens. Every repeated step goes through
-    ``ctx.series`` (``engine.context``), so an interleaved point times it in windows beside the other variants.
+    ``ctx.series`` (``worker.context``), so an interleaved point times it in windows beside the other variants.
     """
     import tensorflow as tf
 

@@ -132,8 +132,8 @@ def test_ctrl_c_cancels_the_cluster_run_and_leaves_nothing_behind(tmp_path):
                     seen[k.pid] = " ".join(k.cmdline())[:120]
                 except psutil.Error:
                     pass
-            if any("rnnlab.engine.worker" in c for c in seen.values()) and any(
-                    "rnnlab.engine.worker" in " ".join(_cmd(k)) and k.create_time() < time.time() - 1 for k in kids):
+            if any("rnnlab.worker" in c for c in seen.values()) and any(
+                    "rnnlab.worker" in " ".join(_cmd(k)) and k.create_time() < time.time() - 1 for k in kids):
                 break
             time.sleep(0.3)
         else:
@@ -220,7 +220,7 @@ def test_a_killed_ray_task_is_an_error_record_and_its_worker_ends_too(local_clus
     while worker is None and time.monotonic() < deadline:
         for proc in psutil.process_iter(["cmdline"]):
             cmd = " ".join(proc.info["cmdline"] or [])
-            if "rnnlab.engine.worker" in cmd:
+            if "rnnlab.worker" in cmd:
                 try:  # the reference's worker ends within a second; the "sleep" one stays
                     parent = proc.parent()
                     if (parent is not None and "measure_on_node" in " ".join(parent.cmdline())

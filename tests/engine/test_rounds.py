@@ -131,7 +131,7 @@ def test_loadavg_skipped_silently_where_unavailable(fake, tmp_path, monkeypatch)
 def test_a_busy_machine_is_warned_about_not_refused(fake, tmp_path, monkeypatch, load, warned):
     monkeypatch.setattr(api.os, "getloadavg", lambda: (load, 0.0, 0.0))
     monkeypatch.setattr(api.condition, "others_now", lambda seconds=0.5: load - 0.5)  # other processes' cores
-    # the worker's meter reads what other processes took while it ran (``engine.worker``: the whole call's reading)
+    # the worker's meter reads what other processes took while it ran (``worker.main``: the whole call's reading)
     launcher = FakeLauncher(by_round({"ok": [1.0]}), readings=[{"metric": "run", "other": load - 0.5, "own": 1.0,
                                                                  "wall": 1.0}])
     recs = api.run(api.plan("fake_r", variants=["ok"], overrides={"rounds": 1}), store=Store(tmp_path / "s.sqlite"),

@@ -33,7 +33,7 @@ SCRIPT = textwrap.dedent("""
 def _workers(parent: psutil.Process) -> list[psutil.Process]:
     """The run's workers and the zygotes they were forked from (a fork keeps its zygote's command line)."""
     return [c for c in parent.children(recursive=True)
-            if any(m in " ".join(c.cmdline()) for m in ("rnnlab.engine.worker", "rnnlab.engine.zygote"))]
+            if any(m in " ".join(c.cmdline()) for m in ("rnnlab.worker", "rnnlab.worker.zygote"))]
 
 
 @pytest.mark.slow  # a run in a subprocess, interrupted

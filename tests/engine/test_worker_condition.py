@@ -6,7 +6,7 @@ import pytest
 import time
 
 from rnnlab.core import condition
-from rnnlab.engine import worker
+from rnnlab.worker import main as worker
 
 
 def busy_for(params, variant, ctx):

@@ -10,7 +10,7 @@ import pytest  # noqa: E402
 from rnnlab.engine import api
 from rnnlab import experiments  # noqa: E402
 from rnnlab.core.errors import RnnlabError, VariantUnsupported  # noqa: E402
-from rnnlab.engine.context import WorkerContext  # noqa: E402
+from rnnlab.worker.context import WorkerContext  # noqa: E402
 
 TINY = {"cell": "rnn", "units": 8, "layers": 2, "batch": 3, "seq_len": 6, "input_dim": 5, "repeats": 2, "warmup": 0}
 

@@ -18,7 +18,7 @@ import sys  # noqa: E402
 import pytest  # noqa: E402
 
 from rnnlab.experiments.pitfalls import EXPERIMENT, PITFALLS, run_source, run_variant  # noqa: E402
-from rnnlab.engine.context import WorkerContext  # noqa: E402
+from rnnlab.worker.context import WorkerContext  # noqa: E402
 
 TINY = {"units": 8, "input_dim": 4, "batch": 3, "seq_len": 5, "seed": 1}  # batch != seq_len, input_dim != units
 _cache: dict = {}

@@ -7,7 +7,7 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # before anything imports Ten
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from rnnlab.engine.context import WorkerContext  # noqa: E402
+from rnnlab.worker.context import WorkerContext  # noqa: E402
 from rnnlab.tf import numpy_ref  # noqa: E402
 from rnnlab.tf.weights import make_inputs, make_weights  # noqa: E402
 from rnnlab.tf import cudnn  # noqa: E402

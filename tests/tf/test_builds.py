@@ -15,7 +15,7 @@ import weakref  # noqa: E402
 import pytest  # noqa: E402
 
 from rnnlab.core.params import PARAMS  # noqa: E402
-from rnnlab.engine.context import WorkerContext  # noqa: E402
+from rnnlab.worker.context import WorkerContext  # noqa: E402
 from rnnlab.tf import measure  # noqa: E402
 
 pytestmark = pytest.mark.slow  # TensorFlow
@@ -103,7 +103,7 @@ def test_time_builds_without_tensorflow():
         def drop_forward(self):
             calls.append("drop")
 
-    from rnnlab.engine.context import WorkerContext
+    from rnnlab.worker.context import WorkerContext
 
     ctx = WorkerContext(clock=lambda: t[0])
     assert measure.time_builds(Runner(), ctx, 3) == (7.0, 3.0)

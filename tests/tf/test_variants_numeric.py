@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from rnnlab.core.errors import VariantUnsupported  # noqa: E402
-from rnnlab.engine.context import WorkerContext  # noqa: E402
+from rnnlab.worker.context import WorkerContext  # noqa: E402
 from rnnlab.core.params import PARAMS  # noqa: E402
 from rnnlab.tf.variants import BASE_VARIANTS, XLA_VARIANTS, split_xla  # noqa: E402
 from rnnlab.tf import measure  # noqa: E402

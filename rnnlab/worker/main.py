@@ -1,6 +1,6 @@
 """The worker process: one task (one variant, or the environment probe) in a fresh interpreter and TensorFlow.
 
-Run as ``python -m rnnlab.engine.worker``; the task arrives as JSON on stdin. Messages go back as JSON lines on
+Run as ``python -m rnnlab.worker``; the task arrives as JSON on stdin. Messages go back as JSON lines on
 the original stdout, which is kept for them alone: anything TensorFlow or user code prints goes to stderr.
 
 Messages: ``{"type": "phase", "phase": "starting"}`` as soon as the interpreter runs this module, then
@@ -77,8 +77,8 @@ def run_task(task: dict, send, recv=None) -> None:
     """Run ``task``; ``recv`` (the next command from the manager, blocking) is given when the manager keeps the pipe
     open for an interleaved point (``task["serve"]``)."""
     from rnnlab.core.errors import VariantUnsupported
-    from rnnlab.engine.context import Channel, WorkerContext
-    from rnnlab.engine.interleave import MIN_WINDOW_S  # the shortest span the system's CPU counters read to 0.1 core
+    from rnnlab.worker.context import START, Channel, WorkerContext
+    from rnnlab.worker.context import MIN_WINDOW_S  # the shortest span the system's CPU counters read to 0.1 core
 
     device = task.get("device", "CPU")
     threads = int((task.get("params") or {}).get("threads") or 0)
@@ -89,7 +89,7 @@ def run_task(task: dict, send, recv=None) -> None:
     import importlib
 
     if task["kind"] == "probe":
-        from rnnlab.engine.probe import probe
+        from rnnlab.worker.machine import probe
 
         send({"type": "result", "probe": probe(device)})
         return
@@ -107,7 +107,7 @@ def run_task(task: dict, send, recv=None) -> None:
     ctx = WorkerContext(device=device, on_phase=lambda p: send({"type": "phase", "phase": p}), channel=channel,
                         inject=float(task.get("inject") or 0.0))
     if channel is not None:
-        channel.gate("start")  # imported: wait for our turn, so no two workers build at once
+        channel.gate(START)  # imported: wait for our turn, so no two workers build at once
     gpu = device == "GPU" and tf is not None
     if gpu:
         tf.config.experimental.reset_memory_stats("GPU:0")
@@ -157,7 +157,7 @@ def _result(out: dict, task: dict, *, wall: float, base_mb: float, tf, gpu: bool
     if details.get("fwd_flops") and tf is not None and task.get("matmul", True):
         # The roofline's denominator, measured in this process right after the variant, under the same load
         from rnnlab.core.condition import Meter
-        from rnnlab.engine.probe import matmul_gflops
+        from rnnlab.worker.machine import matmul_gflops
 
         meter = Meter()
         details["matmul_gflops"] = round(matmul_gflops(device, repeats=5), 2)
@@ -213,7 +213,7 @@ def main() -> int:
     return 0
 
 
-def _exit(code: int) -> None:
+def end(code: int) -> None:
     """End now: the result is sent and the outputs written; TensorFlow's own teardown (thread pools, atexit hooks)
     would only cost the round a second per worker."""
     for stream in (sys.stdout, sys.stderr):
@@ -224,5 +224,3 @@ def _exit(code: int) -> None:
     os._exit(code)
 
 
-if __name__ == "__main__":
-    _exit(main())

@@ -25,6 +25,10 @@ from typing import Callable
 
 from rnnlab.core import condition
 
+START = "start"  # the gate a worker waits at once imported (the manager lets one worker through at a time)
+MIN_WINDOW_S = 0.1  # a per-step window lasts at least this long (more steps when they are short): its condition
+#                    reading (10 ms CPU counters) then resolves a tenth of a core
+
 
 class Channel:
     """The worker's side of the manager's pipe: ``send`` a message, ``recv`` the next command (blocking)."""

@@ -7,10 +7,10 @@ with everything else fresh: its own TensorFlow runtime, graphs, thread pools and
 (``engine.launch``): every round's workers come from a newly started interpreter, so rounds stay independent at the
 level of the process image too (where libraries and the import's objects landed).
 
-Run as ``python -m rnnlab.engine.zygote SPEC FD``: ``SPEC`` (JSON: device, threads, preload) is what every worker it
+Run as ``python -m rnnlab.worker.zygote SPEC FD``: ``SPEC`` (JSON: device, threads, preload) is what every worker it
 forks shares, set before the import; ``FD`` a Unix SEQPACKET socket to the manager. Each request is one message with
 three file descriptors attached (the worker's stdin, its message pipe, its stderr); the zygote forks, the child puts
-them on 0/1/2 and runs ``engine.worker.main`` exactly as a spawned worker does. Replies: ``ready`` once imported,
+them on 0/1/2 and runs ``worker.main.main`` exactly as a spawned worker does. Replies: ``ready`` once imported,
 ``forked`` (id, pid) per request, ``exit`` (pid, code) when a child ends (the zygote is the one that can wait for it).
 
 Peak memory stays the spawned worker's figure: a forked child maps the libraries' pages again only as it touches them,
@@ -77,6 +77,21 @@ def _send(sock: socket.socket, msg: dict) -> None:
         pass
 
 
+def _die_with_parent() -> None:
+    """The kernel ends this child when its zygote ends (``PR_SET_PDEATHSIG``), at once and whatever the child is
+    doing; ``worker.main`` also watches for it once a second, on platforms without it."""
+    import ctypes
+    import signal
+
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the zygote ended before the request took: nothing will tell us
+        os._exit(1)
+
+
 def _child(fds: list[int], sock: socket.socket, ranges: list[tuple[int, int]]) -> None:
     """In the forked child: its own session (a kill takes its group), the three descriptors as stdin, stdout and
     stderr, the zygote's resident pages mapped again, then the worker's own main."""
@@ -84,6 +99,7 @@ def _child(fds: list[int], sock: socket.socket, ranges: list[tuple[int, int]]) -
 
     code = 1
     try:
+        _die_with_parent()
         os.setsid()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
@@ -95,7 +111,7 @@ def _child(fds: list[int], sock: socket.socket, ranges: list[tuple[int, int]]) -
         sys.stdout = open(1, "w", closefd=False)
         sys.stderr = open(2, "w", buffering=1, closefd=False)
         prefault(ranges)
-        from rnnlab.engine import worker
+        from rnnlab.worker import main as worker
 
         code = worker.main()
     except BaseException:  # noqa: BLE001 - whatever happens, this process must not return into the zygote's loop
@@ -115,7 +131,7 @@ def serve(spec: dict, sock: socket.socket) -> int:
     socket or goes away."""
     import importlib
 
-    from rnnlab.engine import worker
+    from rnnlab.worker import main as worker
 
     worker.prepare_env(str(spec.get("device", "CPU")), int(spec.get("threads") or 0))
     worker.leave_out_unused(spec.get("preload") or ())

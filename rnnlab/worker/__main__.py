@@ -1,0 +1,3 @@
+from rnnlab.worker.main import end, main
+
+end(main())
