@@ -11,6 +11,7 @@ import sys
 import streamlit as st
 
 import ui
+from rnnlab.engine import api
 from rnnlab.present import migrate as MV
 
 ui.nav.routed()  # first: a direct link right after a server start goes through the router
@@ -174,17 +175,17 @@ else:
 # -- the user's checkpoint -----------------------------------------------------------------------------------------
 st.header("Convert your own TF1 checkpoint", divider="gray")
 st.markdown(f"Upload the files `tf.compat.v1.train.Saver` wrote: `PREFIX.index` and every `PREFIX.data-*` shard "
-            f"(the `checkpoint` file may come along; `.meta` is not needed). Up to {MV.MAX_UPLOAD_MB} MB in total. "
+            f"(the `checkpoint` file may come along; `.meta` is not needed). Up to {api.convert.MAX_UPLOAD_MB} MB in total. "
             "They are converted in a separate process (`python -m rnnlab convert PREFIX --out model.keras --json`), "
             f"verified against the TF1 graph to {MV.ATOL:g}, and deleted afterwards.")
 files = st.file_uploader("TF1 checkpoint files", accept_multiple_files=True, key=P + "upload",
-                         max_upload_size=MV.MAX_UPLOAD_MB)
+                         max_upload_size=api.convert.MAX_UPLOAD_MB)
 if ui.jobs.hosted_mode():  # size and count checked, and booked against every visitor's uploads, before any is read
     booked = st.session_state.get(P + "booked", [])
     ui.uploads.unbook([f for f in booked if f not in {x.file_id for x in files or []}])
     with ui.guard("These files cannot be held here"):
         ui.uploads.book(files or [], what="this checkpoint", max_files=ui.jobs.hosted_limits().checkpoint_files,
-                        max_mb=MV.MAX_UPLOAD_MB)
+                        max_mb=api.convert.MAX_UPLOAD_MB)
         st.session_state[P + "booked"] = [f.file_id for f in files or []]
     if set(st.session_state.get(P + "booked", [])) != {f.file_id for f in files or []}:
         files = []  # refused: dropped from the server's memory, nothing to convert
@@ -215,7 +216,7 @@ if st.button("Convert and verify", key=P + "convert", disabled=not files or (hos
         with ui.jobs.heavy_slot("a checkpoint conversion"):
             limit = {"timeout_s": limits.convert_timeout_s, "mem_limit_mb": limits.convert_mb} if hosted else {}
             st.session_state[P + "converted"] = {
-                **MV.convert_upload([(f.name, f.getvalue()) for f in files], python=sys.executable,
+                **api.convert.convert_upload([(f.name, f.getvalue()) for f in files], python=sys.executable,
                                     root=str(ui.nav.ROOT), **options, **limit), "signature": signature}
 done = st.session_state.get(P + "converted")
 if done and done["signature"] == signature:

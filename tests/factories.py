@@ -7,6 +7,7 @@ import: Altair, pandas and TensorFlow are loaded by the factory that needs them,
 from __future__ import annotations
 
 import hashlib
+import os
 import itertools
 import re
 import warnings
@@ -71,7 +72,7 @@ def use_fakes(monkeypatch, *fakes: Experiment, quiet: bool = False) -> None:
     if quiet:
         from rnnlab.engine import api
 
-        monkeypatch.setattr(api.os, "getloadavg", lambda: (0.25, 0.2, 0.1))
+        monkeypatch.setattr(os, "getloadavg", lambda: (0.25, 0.2, 0.1))
 
 # -- records -------------------------------------------------------------------------------------------------------
 UNROLL = experiments.get("unroll")

@@ -1,4 +1,4 @@
-"""Background runs in the app: one process-global ``JobManager``; progress, Cancel, and the outcome.
+"""Background runs in the app: one process-global ``JobManager`` (``api.JobManager``); progress, Cancel, and the outcome.
 
 A run lives outside the script run that started it (a thread of the manager, one worker process per variant), so
 it survives reruns, widget clicks and other tabs; two tabs that ask for the same plan share one run. Pages call::
@@ -18,17 +18,16 @@ from typing import Collection, Iterable
 
 import streamlit as st
 
-from rnnlab.engine import api, hosted
+from rnnlab.engine import api
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import fmt_left, fmt_seconds
 from rnnlab.core.store import Store, default_path
-from rnnlab.engine.jobs import Job, JobManager, plan_key, try_again
 from rnnlab.tf.variants import label as variant_label
 
 from . import common
 from .common import md_escape
 
-__all__ = ["manager", "start", "panel", "measuring", "waiting", "plan_key", "hosted_mode", "hosted_limits", "refusal",
+__all__ = ["manager", "start", "panel", "measuring", "waiting", "hosted_mode", "hosted_limits", "refusal",
            "refusals", "refused_caption", "heavy_slot"]
 
 
@@ -44,9 +43,9 @@ def _run_store() -> Store:
 
 
 @st.cache_resource(show_spinner=False)
-def manager() -> JobManager:
-    """The one JobManager of this server process (shared by every session and tab)."""
-    return JobManager(runner=_run, max_active=1, store_factory=_run_store)
+def manager() -> api.JobManager:
+    """The one ``JobManager`` of this server process (shared by every session and tab)."""
+    return api.JobManager(runner=_run, max_active=1, store_factory=_run_store)
 
 
 def _watch_key(watch: str) -> str:
@@ -61,25 +60,25 @@ def hosted_mode() -> bool:
         flag = st.secrets.get("hosted")
     except Exception:  # no secrets file: that is the usual local case
         flag = None
-    return hosted.enabled(flag)
+    return api.hosted.enabled(flag)
 
 
-def hosted_limits() -> hosted.Limits:
+def hosted_limits() -> api.hosted.Limits:
     """The hosted caps (``RNNLAB_HOSTED_MAX_<NAME>`` applied); the defaults if a variable is not an integer (the
     run itself then says so)."""
     try:
-        return hosted.limits()
+        return api.hosted.limits()
     except RnnlabError:
-        return hosted.Limits()
+        return api.hosted.Limits()
 
 
 def refusal(plan: api.Plan | None) -> str | None:
-    """In hosted mode, why this plan would be refused (``hosted.check``): pages disable or hide its Run button and
+    """In hosted mode, why this plan would be refused (``api.hosted.check``): pages disable or hide its Run button and
     say why. None outside hosted mode or when it may run."""
     if plan is None or not hosted_mode():
         return None
     try:
-        return hosted.refusal(plan, hosted.limits())
+        return api.hosted.refusal(plan, api.hosted.limits())
     except RnnlabError as e:  # a bad RNNLAB_HOSTED_MAX_* variable
         return str(e)
 
@@ -122,7 +121,7 @@ def session_id() -> str | None:
 
 
 def owner() -> str | None:
-    """Who a run started here belongs to (``JobManager.submit(owner=...)``): hosted, this session, so no other
+    """Who a run started here belongs to (``api.JobManager.submit(owner=...)``): hosted, this session, so no other
     visitor can cancel it; on one's own machine nobody in particular (any tab may cancel)."""
     return session_id() if hosted_mode() else None
 
@@ -138,13 +137,13 @@ def _expected_s(plan: api.Plan, fresh: bool) -> float | None:
     return est.seconds
 
 
-def start(plan: api.Plan, *, watch: str, fresh: bool = False) -> Job | None:
+def start(plan: api.Plan, *, watch: str, fresh: bool = False) -> api.Job | None:
     """Start (or join) the run of ``plan``; the page named by ``watch`` shows its outcome when it ends."""
     try:
         if hosted_mode():
             if fresh:
                 raise RnnlabError(FRESH_REFUSED)
-            plan = hosted.check(plan)  # RnnlabError over the caps; time limit and rounds lowered to theirs
+            plan = api.hosted.check(plan)  # RnnlabError over the caps; time limit and rounds lowered to theirs
         job = manager().submit(plan, fresh=fresh, cluster=cluster_address(), owner=owner(),
                                expected_s=_expected_s(plan, fresh))
     except RnnlabError as e:
@@ -156,12 +155,12 @@ def start(plan: api.Plan, *, watch: str, fresh: bool = False) -> Job | None:
 
 def heavy_slot(what: str):
     """``with jobs.heavy_slot("a checkpoint conversion"):`` -- in hosted mode, heavy work outside a run takes the
-    one slot runs take (``JobManager.hold``): refused with an ``RnnlabError`` while a run or another conversion is
+    one slot runs take (``api.JobManager.hold``): refused with an ``RnnlabError`` while a run or another conversion is
     going, and runs are refused while it lasts. Outside hosted mode it takes nothing."""
     return manager().hold(what) if hosted_mode() else contextlib.nullcontext()
 
 
-def describe(job: Job, now: float | None = None) -> str:
+def describe(job: api.Job, now: float | None = None) -> str:
     """"variant 2/7: tf1_static (...), build; 12.3 s elapsed, about 40 s left" (with the sweep point when there are
     several; the time left from the run's estimate, ``format.fmt_left``, refreshed with the progress line)."""
     pr = job.progress
@@ -205,7 +204,7 @@ def _live(job_key: str, mine: bool) -> None:
               help="stops the variant being measured; the variants that finished stay stored")
 
 
-def _outcome(job: Job) -> None:
+def _outcome(job: api.Job) -> None:
     if job.state == "done":
         fresh = [r for r in job.records if not r.cached]
         failed = [r for r in job.records if not r.ok]
@@ -224,10 +223,10 @@ def _outcome(job: Job) -> None:
 def waiting(plans: Iterable[api.Plan | None] = ()) -> str | None:
     """Why this visitor's results are not here yet while a run or a conversion goes, and when to try again (``None``
     when nothing goes): its own run measuring; another visitor's run of these same settings (``plans``: this page's,
-    as a run of them would go: hosted, ``hosted.clamp``-ed), whose results will show here; or another visitor's run of
+    as a run of them would go: hosted, ``api.hosted.clamp``-ed), whose results will show here; or another visitor's run of
     something else holding the one slot."""
     on = hosted_mode()
-    mine = {plan_key(hosted.clamp(p) if on else p) for p in plans if p is not None}
+    mine = {api.plan_key(api.hosted.clamp(p) if on else p) for p in plans if p is not None}
     mgr = manager()
     active = mgr.active()
     if not active:
@@ -241,7 +240,7 @@ def waiting(plans: Iterable[api.Plan | None] = ()) -> str | None:
         return ("Another visitor's run is measuring these same settings: {what} appear here when it ends ("
                 + (fmt_left(job.expected_s, job.elapsed()) or "in a few minutes") + ").")
     return ("Another visitor's run is measuring, and this demo runs one heavy process at a time, so yours has not "
-            f"started: {try_again(job)}.")
+            f"started: {api.try_again(job)}.")
 
 
 def measuring(what: str, plans: Iterable[api.Plan | None] = ()) -> None:

@@ -30,7 +30,7 @@ def progress(watch: str, plans: Iterable[api.Plan | None] = ()) -> None:
     """The progress, Cancel and outcome of the runs going on (this page's ``plans`` said as its own), with their
     estimate, at the top of the sidebar: in view however far the page is scrolled."""
     with sidebar.run_area():
-        jobs.panel(watch=watch, mine={jobs.plan_key(p) for p in plans if p is not None})
+        jobs.panel(watch=watch, mine={api.plan_key(p) for p in plans if p is not None})
         sidebar.run_estimate()
 
 

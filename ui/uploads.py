@@ -22,7 +22,7 @@ import streamlit as st
 
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.memo import Memo
-from rnnlab.engine import hosted
+from rnnlab.engine import api
 
 SWEEP_S = 5.0  # how often the sweeper looks for sessions that ended
 GRACE_S = 20.0  # a session gone this long is closed: a reconnect within it (a network blip) keeps its state
@@ -116,11 +116,11 @@ def _sweeper() -> None:
 
 
 @st.cache_resource(show_spinner=False)
-def ledger() -> hosted.Uploads:
+def ledger() -> api.hosted.Uploads:
     """The one ledger of this server process, and its sweeper thread."""
     from ui.jobs import hosted_limits
 
-    book = hosted.Uploads(hosted_limits().uploads_total_mb)
+    book = api.hosted.Uploads(hosted_limits().uploads_total_mb)
     threading.Thread(target=_sweeper, daemon=True, name="rnnlab-upload-sweeper").start()
     return book
 
@@ -191,7 +191,7 @@ def keep(records) -> None:
         ledger().keep(sid, records)
 
 
-def import_results(up, lim: hosted.Limits) -> tuple[bool, object]:
+def import_results(up, lim: api.hosted.Limits) -> tuple[bool, object]:
     """A hosted visitor's results file: booked, read (``present.results.read_upload``: validated, never stored),
     its records kept for this session, its bytes dropped from the server. (True, number of records) or (False, why)."""
     from rnnlab.present import results

@@ -28,7 +28,6 @@ from rnnlab.core.format import clip, fmt_seconds
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store, default_path
 from rnnlab.engine import api
-from rnnlab.engine.contend import load as contend_load
 from rnnlab.judge import findings
 
 METRICS = ("fwd_ms", "train_ms", "build_s")
@@ -228,7 +227,7 @@ def run(*, experiment: str = "unroll", preset: str | None = "seed", variants: st
                 _settle(settle_s, say, sleep)
             n = int(contend[i % len(contend)])
             t0 = time.monotonic()
-            with contend_load(n):
+            with api.competing(n):
                 done.append(api.run(plan, store=store, fresh=True, on_progress=on_progress, **kw))
             loads.append(n)
             say(f"bench-stability: run {i + 1}/{runs} ({n} competing; {condition.words_of(done[-1]) or '-'}) took "

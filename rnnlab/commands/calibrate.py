@@ -2,7 +2,7 @@
 [--shape preset|user] [--contend 0,1,2,4]``.
 
 A test of the measuring method on this machine, not of TensorFlow: each trial is one interleaved point
-(``engine.interleave.run_point``, exactly as a run measures) with four arms of ONE variant: the reference ``A``, a copy
+(``api.run_arms``, exactly as a run measures) with four arms of ONE variant: the reference ``A``, a copy
 ``A/A`` that should come out the same, and ``+10%`` / ``+20%``, whose workers do extra CPU work inside every timed
 step, calibrated in the worker to 10% / 20% of that step's own median time (``WorkerContext.inject``): a slowdown of
 known size. ``--shape user`` times each trial as a user's own run is timed (the experiment's default rounds,
@@ -32,8 +32,7 @@ from rnnlab.core import condition, envinfo, outpath, rules, stats
 from rnnlab.core.params import USER_RUN
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip, fmt_seconds
-from rnnlab.engine import api, interleave, launch
-from rnnlab.engine.contend import load as contend_load
+from rnnlab.engine import api
 
 ARMS = {"A": 0.0, "A/A": 0.0, "+10%": 0.10, "+20%": 0.20}  # arm -> extra work inside each timed step
 SERIES = ("fwd_ms", "train_ms")  # the series with injected work (builds are not injected)
@@ -203,7 +202,7 @@ def run(*, experiment: str = "unroll", preset: str | None = "seed", variant: str
     summary = Summary(trials, {arm: [] for arm in list(ARMS)[1:]}, machine=str(env.get("machine") or env["cpu"]),
                       contend=contend, shape=shape)
     t0 = clock()
-    with contend_load(contend), launch.own(launcher) as launcher:
+    with api.competing(contend):
         for t in range(trials):
             others = round(condition.others_now(), 2)
             summary.others.append(others)
@@ -211,13 +210,10 @@ def run(*, experiment: str = "unroll", preset: str | None = "seed", variant: str
                 f"{others:.1f} cores)")
             task = api.variant_task(exp, v, point, env, matmul=False)  # no roofline: nothing is stored
             tasks = {arm: {**task, "inject": extra} for arm, extra in ARMS.items()}
-            history = interleave.run_point(lambda r: tasks, ref="A", rounds=int(point.get("rounds", 1)),
-                                           budget_s=float(point.get("budget_s", 60)),
-                                           deadline_s=float(point.get("deadline_s") or 0),
-                                           on_round=lambda r, got, last: None, on_phase=lambda r, a, ph: None,
-                                           rng=random.Random(f"calibrate-{contend}-{t}"), launcher=launcher,
-                                           timeout_s=point.get("timeout_s", 900), mem_limit_mb=limit, cancel=None,
-                                           clock=clock)
+            history = api.run_arms(tasks, ref="A", rounds=int(point.get("rounds", 1)),
+                                   budget_s=float(point.get("budget_s", 60)), deadline_s=float(point.get("deadline_s") or 0),
+                                   rng=random.Random(f"calibrate-{contend}-{t}"), launcher=launcher,
+                                   timeout_s=point.get("timeout_s", 900), mem_limit_mb=limit, clock=clock)
             _score(summary, history, t, keep, say, int(env.get("cores") or 1))
     summary.seconds = clock() - t0
     return summary

@@ -8,7 +8,7 @@ import textwrap
 
 from rnnlab import experiments
 from rnnlab.commands._output import WIDTH, heading, wrap, width_of
-from rnnlab.engine.plan import own_run_words
+from rnnlab.engine import api
 from rnnlab.tf.variants import label
 
 
@@ -25,7 +25,7 @@ def run() -> list[dict]:
             "name": e.name, "title": e.title, "summary": e.summary, "reference": e.reference,
             "variants": [{"name": v, "label": label(v)} for v in e.variants],
             "default_variants": list(e.default_variants),
-            "own_run": own_run_words(e.name),
+            "own_run": api.own_run_words(e.name),
             "presets": {k: dict(v) for k, v in e.presets.items()},
             "params": [{"name": p.name, "type": p.kind, "default": p.default, "limits": p.limits(), "help": p.help}
                        for p in e.params.params],

@@ -19,7 +19,6 @@ from rnnlab.judge import select
 from rnnlab.present import tables
 from rnnlab.core import envinfo
 from rnnlab.core.format import clip, fmt_ratio, fmt_seconds
-from rnnlab.engine.runner import Progress
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
 from rnnlab.core.wording import Sentence, shared_opening
@@ -58,7 +57,7 @@ class ProgressBar:
         self._last = None
         self._lock = threading.Lock()
 
-    def __call__(self, pr: Progress) -> None:
+    def __call__(self, pr: api.Progress) -> None:
         with self._lock:
             if not pr.variant:  # about the whole run: "warning: machine busy ...", "measuring this machine ..."
                 said = "\n".join(_output.wrap(f"rnnlab: {pr.phase}", self.cols, " " * 8))
@@ -89,7 +88,6 @@ def _n(k: int, word: str, plural: str | None = None) -> str:
 def announce(plan: api.Plan, est: api.Estimate, *, fresh: bool = False) -> str:
     """The first line of a run: what is about to happen and about how long it takes here, e.g. ``unroll: 12
     variants x 1 point x 3 rounds = 36 worker processes, about 4.2 min on this machine``."""
-    exp = experiments.get(plan.experiment)
     rounds = sorted({int(pt.get("rounds", 1)) for pt in plan.points})
     rd = _n(rounds[0], "round") if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]} rounds"
     ref = f" (+ the reference {plan.companion})" if plan.companion else ""
@@ -131,13 +129,11 @@ def run(*, experiment: str, preset: str | None = None, sets: list[str] = (), var
     kw = {"launcher": launcher} if launcher is not None else {}
     if cluster is None:
         return api.run(plan, store=store, fresh=fresh, on_progress=on_progress, others=others, **kw)
-    from rnnlab.engine.cluster import Cluster
-
-    with Cluster(cluster) as c:
+    with api.cluster(cluster) as c:
         if on_progress is not None:
             names = ", ".join(f"{n.name} ({n.cpus:g} CPUs" + (f", {n.gpus:g} GPUs)" if n.gpus else ")")
                               for n in c.nodes)
-            on_progress(Progress(experiment, "", f"Ray cluster {cluster}: {len(c.nodes)} node(s): {names}; one "
+            on_progress(api.Progress(experiment, "", f"Ray cluster {cluster}: {len(c.nodes)} node(s): {names}; one "
                                              "measurement per node at a time", 0, plan.n_runs, 0.0))
         return api.run(plan, store=store, fresh=fresh, on_progress=on_progress, cluster=c)
 

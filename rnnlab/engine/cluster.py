@@ -3,12 +3,12 @@
 ``Cluster(address)`` connects (``"local"`` starts a Ray instance on this machine's cores); :func:`run` is
 ``api.run``'s work on it. Each (point, variant, round) becomes one Ray task (``max_calls=1``: a fresh Ray worker per
 measurement) that reserves every CPU (and GPU) of its node, so two measurements never share a node's cores; inside
-it, the local harness measures as it does here (``api.measure``: a spawned worker, the same time-out, memory limit
+it, the local harness measures as it does here (``points.measure``: a spawned worker, the same time-out, memory limit
 and error messages). All rounds of a point run on one node, so its ratios and the numeric agreement are never
 paired across machines; points are dealt to the nodes in turn. Each node's records carry its own environment
 (probed on the node), hence its own machine fingerprint and keys.
 
-Records are folded and stored here as their tasks finish (``api.take_round``), progress names the node, and
+Records are folded and stored here as their tasks finish (``points.take_round``), progress names the node, and
 cancelling (Ctrl-C, the app's cancel) cancels every task not finished. Ray is imported here only, and this module
 only when a run asks for a cluster.
 """
@@ -30,7 +30,9 @@ from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store
-from rnnlab.engine import api
+from rnnlab.engine import points
+from rnnlab.engine.environment import environment, needs_probe
+from rnnlab.engine.plan import Plan
 from rnnlab.engine import runner as _runner
 
 LOCAL = "local"  # --cluster local: a Ray instance on this machine, with its cores
@@ -118,7 +120,7 @@ class Cluster:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def run(self, p: api.Plan, **kw) -> list[Record]:
+    def run(self, p: Plan, **kw) -> list[Record]:
         """``api.run(p, cluster=self)``: :func:`run` on this cluster."""
         return run(p, self, **kw)
 
@@ -137,7 +139,7 @@ class Cluster:
         """The env block a run on ``node`` records (probed there, cached in the node's own store; a local
         cluster's node is this machine: ``store``'s cached probe)."""
         if self.local:
-            return api.environment(requested, store=store)
+            return environment(requested, store=store)
         return self.ray.get(self._environment.options(**self.options(node)).remote(requested))
 
     def submit(self, node: Node, task: dict, *, timeout_s: float, mem_limit_mb: float | None):
@@ -150,18 +152,18 @@ def _remote_functions(ray):
     @ray.remote(max_calls=1, max_retries=0)
     def measure_on_node(task: dict, timeout_s: float, mem_limit_mb: float | None):
         from rnnlab.core import envinfo
-        from rnnlab.engine import api as node_api
+        from rnnlab.engine import points as node
 
         limit = mem_limit_mb if mem_limit_mb is not None else envinfo.available_mb() * 0.9
-        before = node_api._loadavg()
-        msg, raw = node_api.measure(task, want_outputs=True, timeout_s=timeout_s, limit=limit)
-        return msg, raw, (before, node_api._loadavg())
+        before = node.loadavg()
+        msg, raw = node.measure(task, want_outputs=True, timeout_s=timeout_s, limit=limit)
+        return msg, raw, (before, node.loadavg())
 
     @ray.remote(max_calls=1, max_retries=0)
     def environment_on_node(requested: str) -> dict:
-        from rnnlab.engine import api as node_api
+        from rnnlab.engine.environment import environment as node_environment
 
-        return node_api.environment(requested)
+        return node_environment(requested)
 
     return measure_on_node, environment_on_node
 
@@ -172,7 +174,7 @@ def _failure(e: BaseException, node: Node) -> dict:
     return {"type": "error", "transient": True, "reason": f"the Ray task on {node.name} failed: {text[:240]}"}
 
 
-def run(p: api.Plan, cluster: Cluster, *, store: Store, fresh: bool = False,
+def run(p: Plan, cluster: Cluster, *, store: Store, fresh: bool = False,
         on_progress: Callable[[_runner.Progress], None] | None = None, cancel: threading.Event | None = None,
         clock: Callable[[], float] = time.monotonic, mem_limit_mb: float | None = None,
         env: Mapping[str, Any] | None = None) -> list[Record]:
@@ -180,7 +182,7 @@ def run(p: api.Plan, cluster: Cluster, *, store: Store, fresh: bool = False,
 
     ``env`` (tests): every node's environment, no probe."""
     exp = experiments.get(p.experiment)
-    count = api.Counter(p, on_progress, clock)
+    count = points.Counter(p, on_progress, clock)
     if any(pt.get("protocol") == "interleaved" for pt in p.points):
         # one Ray task measures one variant: the records say so (the protocol is part of their key)
         p = dataclasses.replace(p, points=tuple({**pt, "protocol": "sequential"} if "protocol" in pt else pt
@@ -188,22 +190,22 @@ def run(p: api.Plan, cluster: Cluster, *, store: Store, fresh: bool = False,
         count.say_run("a cluster measures each variant in a task of its own: protocol=sequential (interleaving "
                       "needs every variant of a point on one node at once)")
     envs: dict[tuple[str, str], dict] = {}
-    points: list[api.OpenPoint] = []
-    pending: dict[Any, tuple[api.OpenPoint, str, int, Node]] = {}
+    opened: list[points.OpenPoint] = []
+    pending: dict[Any, tuple[points.OpenPoint, str, int, Node]] = {}
     ray = cluster.ray
     try:
         for pi, point in enumerate(p.points):
             node = cluster.nodes[pi % len(cluster.nodes)]
             requested = point.get("device", "auto")
             if (node.id, requested) not in envs:
-                if env is None and (not cluster.local or api.needs_probe(store, requested)):
+                if env is None and (not cluster.local or needs_probe(store, requested)):
                     count.say_run(f"reading {node.name}'s environment (TensorFlow's import, a matmul probe)", pi)
                 envs[node.id, requested] = dict(env) if env is not None else cluster.environment(node, requested, store)
-            pt = api.open_point(store, exp, p, pi, point, envs[node.id, requested], fresh=fresh, count=count,
+            pt = points.open_point(store, exp, p, pi, point, envs[node.id, requested], fresh=fresh, count=count,
                                 where=node.name)
-            points.append(pt)
+            opened.append(pt)
             for r, v in pt.schedule():
-                task = api.variant_task(exp, v, pt.params, pt.run_env)
+                task = points.variant_task(exp, v, pt.params, pt.run_env)
                 ref = cluster.submit(node, task, timeout_s=pt.params.get("timeout_s", 900), mem_limit_mb=mem_limit_mb)
                 pending[ref] = (pt, v, r, node)
         count.say_run(f"{len(pending)} task(s) queued on {len({n for *_, n in pending.values()})} node(s)")
@@ -217,7 +219,7 @@ def run(p: api.Plan, cluster: Cluster, *, store: Store, fresh: bool = False,
                     msg, raw, loads = ray.get(ref)
                 except Exception as e:  # noqa: BLE001 - a task's death is a record, not the run's end
                     msg, raw, loads = _failure(e, node), None, (None, None)
-                api.take_round(store, exp, pt, v, r, msg, raw, loads, count=count)
+                points.take_round(store, exp, pt, v, r, msg, raw, loads, count=count)
                 if pt.state[v].final:  # decided (all rounds, or a deterministic failure): drop its other rounds
                     for other, (opt, ov, _, _) in list(pending.items()):
                         if opt is pt and ov == v:
@@ -227,8 +229,8 @@ def run(p: api.Plan, cluster: Cluster, *, store: Store, fresh: bool = False,
         _cancel_all(ray, list(pending))
         raise
     out: list[Record] = []
-    for pt in points:
-        out.extend(api.close_point(store, exp, pt))
+    for pt in opened:
+        out.extend(points.close_point(store, exp, pt))
     return out
 
 

@@ -18,7 +18,7 @@ from rnnlab.core.store import Store
 _probe_lock = threading.Lock()
 
 
-def _probe_key(device: str) -> str:
+def probe_key(device: str) -> str:
     """The store's meta key of this machine's probe for ``device`` ("CPU"/"GPU")."""
     static = {k: v for k, v in envinfo.static_env().items() if k != "gpu_hint"}
     return "probe:" + device + ":" + hashlib.sha256(canonical_json(static).encode()).hexdigest()[:16]
@@ -26,7 +26,7 @@ def _probe_key(device: str) -> str:
 
 def cached_probe(store: Store, device: str) -> dict | None:
     """The probe cached for this machine and ``device``, or None (never starts a worker)."""
-    raw = store.meta_get(_probe_key(device))
+    raw = store.meta_get(probe_key(device))
     if not raw:
         return None
     try:
@@ -60,7 +60,7 @@ def known_env(store: Store, requested: str = "auto") -> dict | None:
 
 
 def _probe(store: Store, device: str, *, launcher=_runner.launch_subprocess) -> dict:
-    key = _probe_key(device)
+    key = probe_key(device)
     with _probe_lock:
         cached = store.meta_get(key)
         if cached:
@@ -95,9 +95,9 @@ def copy_probes(src: Store, dst: Store) -> int:
     """Copy this machine's cached probes from ``src`` to ``dst`` (a scratch store then needs no probe worker)."""
     n = 0
     for device in ("CPU", "GPU"):
-        raw = src.meta_get(_probe_key(device))
+        raw = src.meta_get(probe_key(device))
         if raw:
-            dst.meta_set(_probe_key(device), raw)
+            dst.meta_set(probe_key(device), raw)
             n += 1
     return n
 

@@ -17,7 +17,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from rnnlab.engine import api
+from rnnlab.engine.plan import Plan
+from rnnlab.engine.running import run
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import fmt_left
 from rnnlab.engine.runner import Cancelled, Progress
@@ -27,7 +28,7 @@ from rnnlab.core.record import Record, canonical_json
 @dataclass
 class Job:
     key: str
-    plan: api.Plan
+    plan: Plan
     started: float
     state: str = "running"  # running | done | failed | cancelled
     progress: Progress | None = None  # the latest progress of a task (run-wide lines go to ``note``/``warnings``)
@@ -38,7 +39,7 @@ class Job:
     finished: float | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     owner: str | None = None  # who started it (the app: a session id); only it may cancel
-    expected_s: float | None = None  # the run's estimated length when it started (``api.estimate``), if known
+    expected_s: float | None = None  # the run's estimated length when it started (``engine.estimates``), if known
 
     def elapsed(self, now: float | None = None) -> float:
         return ((self.finished or now or time.monotonic()) - self.started)
@@ -69,13 +70,13 @@ def try_again(job: Job, now: float | None = None) -> str:
     return f"try again in {left.removesuffix(' left')}"
 
 
-def plan_key(p: api.Plan) -> str:
+def plan_key(p: Plan) -> str:
     return hashlib.sha256(canonical_json({"e": p.experiment, "p": [dict(x) for x in p.points],
                                           "v": list(p.variants)}).encode()).hexdigest()[:20]
 
 
 class JobManager:
-    def __init__(self, *, runner: Callable[..., list[Record]] = api.run, max_active: int = 1,
+    def __init__(self, *, runner: Callable[..., list[Record]] = run, max_active: int = 1,
                  store_factory: Callable[[], object] | None = None):
         self._runner = runner
         self._jobs: dict[str, Job] = {}
@@ -131,7 +132,7 @@ class JobManager:
         with self._lock:
             return self._jobs.get(key)
 
-    def submit(self, p: api.Plan, *, fresh: bool = False, cluster: str | None = None, owner: str | None = None,
+    def submit(self, p: Plan, *, fresh: bool = False, cluster: str | None = None, owner: str | None = None,
                expected_s: float | None = None) -> Job:
         """Start (or join) the run of this plan. Refuses a new run while ``max_active`` runs are going.
         ``cluster``: a Ray address or "local" (``engine.cluster``): the run's tasks go there. ``owner``: who may

@@ -39,7 +39,7 @@ def _load_npz(data: bytes | None) -> dict | None:
         return {k: z[k] for k in z.files}
 
 
-def _loadavg() -> float | None:
+def loadavg() -> float | None:
     """The 1-minute load average, or None where the platform has none."""
     try:
         return round(float(os.getloadavg()[0]), 2)

@@ -3,8 +3,8 @@
 - the TF1 -> Keras 3 mapping (``mapping.ROWS``) with what the stored ``migrate`` records say about each row;
 - the differences a check or the converter measured, against the one tolerance (``rnnlab.core.rules.ATOL``);
 - seed 004's construct as the ``seed004_construct`` worker saw it;
-- an uploaded TF1 checkpoint: the file names checked before anything runs (:func:`check_upload`), the command that
-  converts it in another process (:func:`convert_argv`) and its answer read back (:func:`parse_convert_output`):
+- an uploaded TF1 checkpoint: the file names checked before anything runs (``api.convert.check_upload``), the command that
+  converts it in another process (``convert_argv``) and its answer read back (``parse_convert_output``):
   ``rnnlab.engine.convert``'s, named here for the page;
 - the cuDNN question on the user's settings (:func:`cudnn_question`, Keras 3's rules from ``rnnlab.tf.cudnn``) and
   the unrolling page's configuration that measures the cost of seed 004's construct against the layer that replaces
@@ -27,9 +27,6 @@ from rnnlab.core import format as fmt
 from rnnlab.core.record import Record, canonical_json, utc_now
 from rnnlab.core.rules import ATOL
 from rnnlab.core.views import Column, Report, TableView, to_frame  # noqa: F401  (to_frame: the page's frames)
-# the upload's check and the converter's process are the engine's; named here for the page and the tests
-from rnnlab.engine.convert import (CONVERT_TIMEOUT_S, MAX_UPLOAD_MB, UploadCheck, check_upload,  # noqa: F401
-                                   convert_argv, convert_upload, crash_line, parse_convert_output)
 from rnnlab.judge import select
 from rnnlab.judge.select import provenance
 from rnnlab.present.migrate_common import (CELLS, CHECK_VARIANTS, EXP, PRESETS, ROWS, SIZES, SUMMARY,  # noqa: F401

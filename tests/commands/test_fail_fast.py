@@ -210,7 +210,7 @@ def test_native_logs_stay_off_stderr_unless_verbose():
 def test_env_reads_a_cached_probe_without_writing(store_path, monkeypatch, capsys):
     from rnnlab.engine import api
 
-    Store(store_path).meta_set(api._probe_key("CPU"), json.dumps({"matmul_gflops": 123.0}))
+    Store(store_path).meta_set(api.probe_key("CPU"), json.dumps({"matmul_gflops": 123.0}))
     no_writes(monkeypatch)
     assert main(["env", "--json", "--device", "cpu"]) == 0
     assert json.loads(capsys.readouterr().out)["matmul_gflops"] == 123.0

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from rnnlab.core import baseline
+from rnnlab import experiments
+from rnnlab.core import baseline, envinfo
 from rnnlab.core.store import Store
 from rnnlab.engine import api, estimates, interleave
 from tests.factories import record, stored
@@ -32,7 +33,7 @@ def test_a_machine_that_ran_nothing_prices_a_point_from_the_rough_figures(tmp_pa
     store = Store(tmp_path / "s.sqlite")
     plan = api.plan("unroll", overrides={"units": 8, "seq_len": 10}, variants=["keras", "keras_unroll"])
     est = api.estimate(plan, store=store, fresh=True)
-    work = api.experiments.get("unroll").work_s
+    work = experiments.get("unroll").work_s
     per_round = estimates.WORKER_START_S + 3 * work + FIRST * 2 * (0.1 + 0.1)  # keras, unroll, the reference alone
     assert est.workers == 3 * plan.points[0]["rounds"]
     assert est.seconds == pytest.approx(estimates.PROBE_S + interleave.MIN_ROUNDS * per_round)
@@ -91,7 +92,7 @@ def test_other_processes_stretch_the_estimate_and_say_so():
     plan = api.plan("unroll", overrides={"units": 8, "seq_len": 10}, variants=["keras"])
     quiet = api.estimate(plan, fresh=True)
     busy = api.estimate(plan, fresh=True, others=1.0)
-    assert busy.seconds == pytest.approx(quiet.seconds * estimates.slowdown(1.0, api.envinfo.static_env()["cores"]))
+    assert busy.seconds == pytest.approx(quiet.seconds * estimates.slowdown(1.0, envinfo.static_env()["cores"]))
     assert (busy.others, quiet.slowdown) == (1.0, 1.0)
 
 
@@ -101,7 +102,7 @@ def test_a_machine_that_timed_nothing_yet_is_priced_from_the_bundled_timing_of_t
     # another
     plan = api.plan("training", preset="seed", variants=["keras"])
     p = point(plan)
-    ref = api.experiments.get("training").reference  # priced too: a run measures its reference beside
+    ref = experiments.get("training").reference  # priced too: a run measures its reference beside
     recs = [record("training", v, p, source="baseline", details={"worker_wall_s": w}, step_ms=1.0)
             for v, w in (("keras", 2.0), (ref, 3.0))]
     folder = tmp_path / "bundle"
@@ -119,4 +120,4 @@ def test_a_machine_that_timed_nothing_yet_is_priced_from_the_bundled_timing_of_t
     monkeypatch.setenv("RNNLAB_BASELINE", str(tmp_path / "none"))
     baseline._load.cache_clear()
     bare = api.estimate(plan, store=store)
-    assert bare.seconds == pytest.approx(rounds * (estimates.WORKER_START_S + 2 * api.experiments.get("training").work_s))
+    assert bare.seconds == pytest.approx(rounds * (estimates.WORKER_START_S + 2 * experiments.get("training").work_s))

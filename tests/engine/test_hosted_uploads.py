@@ -9,6 +9,7 @@ import pytest
 
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
+from rnnlab.engine import api
 from rnnlab.present import migrate as MV
 from rnnlab.present import results as R
 
@@ -38,7 +39,7 @@ def test_read_upload_caps_the_session_records_and_bytes():
 
 def test_a_lone_junk_index_is_called_not_a_checkpoint_index():
     with pytest.raises(RnnlabError) as e:
-        MV.check_upload([("m.index", b"junk")])
+        api.convert.check_upload([("m.index", b"junk")])
     assert str(e.value).startswith("m.index is not a TensorFlow checkpoint index")
 
 
@@ -51,7 +52,7 @@ def test_a_lone_junk_index_is_called_not_a_checkpoint_index():
 ])
 def test_a_converter_crash_is_one_line_and_never_a_traceback(stderr, line):
     with pytest.raises(RnnlabError) as e:
-        MV.parse_convert_output(1, "", stderr)
+        api.convert.parse_convert_output(1, "", stderr)
     msg = str(e.value)
     assert msg.endswith(line) and "\n" not in msg and "Traceback" not in msg and "File " not in msg
 

@@ -1,9 +1,12 @@
 """Rounds: each (round, variant) a fresh worker, the order rotating; one record per variant with every round's
 metrics and their medians. A fake launcher (tests/workers.py): no process, no TensorFlow."""
 
+import os
+
 import pytest
 
 from rnnlab import experiments
+from rnnlab.core import condition
 from rnnlab.core.store import Store
 from rnnlab.engine import api
 from rnnlab.judge import select
@@ -121,7 +124,7 @@ def test_loadavg_skipped_silently_where_unavailable(fake, tmp_path, monkeypatch)
     def none():
         raise OSError("no load average here")
 
-    monkeypatch.setattr(api.os, "getloadavg", none)
+    monkeypatch.setattr(os, "getloadavg", none)
     recs, _, seen = go(2, {"ok": [1.0, 2.0]}, ["ok"], tmp_path)
     assert "loadavg" not in recs[0].details and recs[0].details["rounds"] == 2
     assert not any(pr.warning for pr in seen)
@@ -129,8 +132,8 @@ def test_loadavg_skipped_silently_where_unavailable(fake, tmp_path, monkeypatch)
 
 @pytest.mark.parametrize("load,warned", [(1.5, True), (1.0, False)])
 def test_a_busy_machine_is_warned_about_not_refused(fake, tmp_path, monkeypatch, load, warned):
-    monkeypatch.setattr(api.os, "getloadavg", lambda: (load, 0.0, 0.0))
-    monkeypatch.setattr(api.condition, "others_now", lambda seconds=0.5: load - 0.5)  # other processes' cores
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, 0.0, 0.0))
+    monkeypatch.setattr(condition, "others_now", lambda seconds=0.5: load - 0.5)  # other processes' cores
     # the worker's meter reads what other processes took while it ran (``worker.main``: the whole call's reading)
     launcher = FakeLauncher(by_round({"ok": [1.0]}), readings=[{"metric": "run", "other": load - 0.5, "own": 1.0,
                                                                  "wall": 1.0}])

@@ -308,7 +308,7 @@ def test_the_sidebar_and_the_gflops_chart_quote_one_matmul_rate():
 
     if envinfo.gpu_hint():
         pytest.skip("this machine may have a GPU: a run here records the GPU's probe")
-    Store().meta_set(api._probe_key("CPU"), json.dumps({"matmul_gflops": 123.456}))
+    Store().meta_set(api.probe_key("CPU"), json.dumps({"matmul_gflops": 123.456}))
     env = api.known_env(Store(), "auto")  # the env a run here records
     local = [rec(v, "local", env, fwd=f, scale=1.0) for v, f in (("tf1_static", 10.0), ("tf1_dynamic", 15.0))]
     rate = fmt.fmt_rate(select.matmul_rate(local[0]))

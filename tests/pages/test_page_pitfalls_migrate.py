@@ -405,25 +405,25 @@ def test_upload_of_bad_files_is_an_error_and_nothing_else_changes(records):
 ])
 def test_check_upload_refuses_with_a_message(files, message):
     with pytest.raises(RnnlabError) as e:
-        MV.check_upload(files, max_mb=1)
+        api.convert.check_upload(files, max_mb=1)
     assert message in str(e.value)
 
 
 def test_check_upload_accepts_one_checkpoint_and_parses_the_command():
     idx = b"\0" * 20 + bytes.fromhex("57fb808b247547db")
-    ok = MV.check_upload([("checkpoint", b"x"), ("m.ckpt-7.index", idx), ("m.ckpt-7.data-00001-of-00002", b"1"),
+    ok = api.convert.check_upload([("checkpoint", b"x"), ("m.ckpt-7.index", idx), ("m.ckpt-7.data-00001-of-00002", b"1"),
                           ("m.ckpt-7.data-00000-of-00002", b"0"), ("m.ckpt-7.meta", b"g")])
     assert ok.prefix == "m.ckpt-7" and ok.ignored == ("checkpoint", "m.ckpt-7.meta")
     assert ok.write == ("m.ckpt-7.index", "m.ckpt-7.data-00000-of-00002", "m.ckpt-7.data-00001-of-00002")
-    argv = MV.convert_argv("py", "/t/m.ckpt-7", "/t/model.keras", cell="gru", forget_bias=0.5, scope="s")
+    argv = api.convert.convert_argv("py", "/t/m.ckpt-7", "/t/model.keras", cell="gru", forget_bias=0.5, scope="s")
     assert argv[:7] == ["py", "-m", "rnnlab", "convert", "/t/m.ckpt-7", "--out", "/t/model.keras"]
     assert argv[7:] == ["--json", "--forget-bias", "0.5", "--cell", "gru", "--scope", "s"]
     with pytest.raises(RnnlabError, match=r"^m\.ckpt-7: not a readable TF checkpoint"):
-        MV.parse_convert_output(2, "", "W tf noise\nrnnlab: error: /tmp/x/m.ckpt-7: not a readable TF checkpoint",
+        api.convert.parse_convert_output(2, "", "W tf noise\nrnnlab: error: /tmp/x/m.ckpt-7: not a readable TF checkpoint",
                                 hide="/tmp/x")
     with pytest.raises(RnnlabError, match="exit code -9"):
-        MV.parse_convert_output(-9, "", "Killed")
-    res = MV.parse_convert_output(1, 'noise\n{\n "verification": {"pass": false}\n}\n', "")
+        api.convert.parse_convert_output(-9, "", "Killed")
+    res = api.convert.parse_convert_output(1, 'noise\n{\n "verification": {"pass": false}\n}\n', "")
     assert res["verification"]["pass"] is False
 
 
