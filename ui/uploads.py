@@ -6,9 +6,9 @@ closed tab's session for a reconnect without ever shutting it down: uploads outl
 - a file is booked against one budget for every session (``hosted.Limits.uploads_total_mb``), checked for size and
   count, before the page reads it; a file over a cap is dropped from Streamlit's memory at once;
 - a results file is parsed into records kept for its session only, and its bytes are dropped once read;
-- hosted, a sweeper thread releases every session that has been gone for ``GRACE_S`` (its records, its bookings,
-  and, by closing it in Streamlit, its session state, uploaded files and download bytes: a closed tab's state and
-  downloads stayed for good otherwise) and hands the freed memory back to the system.
+- hosted, a sweeper thread releases every session that has been gone for ``Limits.session_grace_s`` (20 s): its
+  records, its bookings, and, by closing it in Streamlit, its session state, uploaded files and download bytes (a
+  closed tab's state and downloads stayed for good otherwise), and hands the freed memory back to the system.
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from rnnlab.core.errors import RnnlabError
 from rnnlab.core.memo import Memo
 from rnnlab.engine import api
 
-SWEEP_S = 5.0  # how often the sweeper looks for sessions that ended
-GRACE_S = 20.0  # a session gone this long is closed: a reconnect within it (a network blip) keeps its state
+SWEEP_S = 5.0  # how often the sweeper looks for sessions that ended (at most: a fifth of the grace)
 _seen: dict[str, float | None] = {}  # Streamlit session id -> when it was first seen gone (None: connected)
 _seen_lock = threading.Lock()
 # ledger key -> the views of that session's own uploads (``ui.shared.shared``): kept here, not in the session's
@@ -75,10 +74,13 @@ def _trim() -> None:
 
 
 def sweep(now: float | None = None) -> list[str]:
-    """Release every session gone for ``GRACE_S``: what it booked here, and the session itself in Streamlit (its
-    state, uploaded files and download bytes). The sessions released."""
+    """Release every session gone for ``Limits.session_grace_s``: what it booked here, and the session itself in
+    Streamlit (its state, uploaded files and download bytes). The sessions released."""
+    from ui.jobs import hosted_limits
+
     rt = _runtime()
     now = time.monotonic() if now is None else now
+    grace = hosted_limits().session_grace_s
     closing = []
     with _seen_lock:
         for sid, gone in list(_seen.items()):
@@ -86,7 +88,7 @@ def sweep(now: float | None = None) -> list[str]:
                 _seen[sid] = None
             elif gone is None:
                 _seen[sid] = now
-            elif now - gone >= GRACE_S:
+            elif now - gone >= grace:
                 closing.append(sid)
                 del _seen[sid]
     released = ledger().sweep(lambda key: key.split("/", 1)[0] not in closing)
@@ -107,8 +109,10 @@ def sweep(now: float | None = None) -> list[str]:
 
 
 def _sweeper() -> None:
+    from ui.jobs import hosted_limits
+
     while True:
-        time.sleep(SWEEP_S)
+        time.sleep(min(SWEEP_S, hosted_limits().session_grace_s / 5))
         try:
             sweep()
         except Exception:  # noqa: BLE001 -- the sweeper must outlive a bad moment; the next pass tries again

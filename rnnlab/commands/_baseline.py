@@ -1,4 +1,4 @@
-"""``scripts/make_baseline``: regenerate the bundled results on this machine, on the current protocol, as a long job
+"""``python -m scripts.make_baseline``: regenerate the bundled results on this machine, on the current protocol, as a long job
 that resumes (``Step``s of ``PLAN``, each a ``python -m rnnlab run`` into one persistent store per machine; a rerun
 serves what that store holds), reports its progress and time left, and ends with a summary per page.
 
@@ -247,7 +247,7 @@ def with_rest(new: Sequence[Mapping], old: Sequence[Mapping]) -> list[Mapping]:
 def _parse(argv):
     import argparse
 
-    ap = argparse.ArgumentParser(prog="scripts/make_baseline", description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="python -m scripts.make_baseline", description=__doc__.split("\n\n")[0],
                                  epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--machine", help="the bundle file's name (default: cpu-<vendor>-<cores>core from this CPU)")
     ap.add_argument("--experiment", action="append", help="run only this experiment's steps (repeatable)")

@@ -164,6 +164,11 @@ PARAMS: dict[str, Param] = {p.name: p for p in [
 # answered, or said to be too busy to decide, within a minute on 2 cores (two rounds of about 25 s at the seed
 # configuration). A preset keeps its own shape.
 USER_RUN: dict[str, Any] = {"rounds": 3, "budget_s": 45, "deadline_s": 60}
+# A preset's run shape: three rounds, 120 s of windows, no deadline (the seed presets', as the report was measured).
+PRESET_RUN: dict[str, Any] = {"rounds": 3, "budget_s": 120, "deadline_s": 0}
+# What an interleaved timing experiment (unroll, knobs, precision) is timed with, after its own configuration.
+TIMED = ("device", "repeats", "warmup", "seed", "rounds", "threads", "protocol", "budget_s", "deadline_s", "live",
+         "timeout_s")
 
 # Params added after records were first stored, with the value a record without them was measured with: a stored
 # record lacking ``rounds`` ran one round (schema 1). Comparisons of params fill these in (judge.select.same_config).

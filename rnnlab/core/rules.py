@@ -91,7 +91,7 @@ def busy_run(loads: Sequence[float], cores: float | None) -> float | None:
     load averages noted before and after each round of one record (records from before rnnlab read its condition).
     Every one of them, the first included, can count rnnlab's own workers: the first was read before this record's
     worker started, but after those of the variants before it in the run, and after the previous step's when
-    ``scripts/make_baseline`` runs its steps back to back (each keeps up to one core busy per thread, and an
+    ``python -m scripts.make_baseline`` runs its steps back to back (each keeps up to one core busy per thread, and an
     interleaved round imports TensorFlow in all of them at once). So a reading means a busy machine only above what
     the run itself can explain: ``BUSY`` of the cores plus every core. Checked against the CPU counters: 76 records
     of one make_baseline run on a quiet 2-core VM, whose workers read 0.00-0.06 cores taken by other processes, had

@@ -52,13 +52,14 @@ class Limits:
     # -- every session's uploads together (``Uploads``): what the server holds for its visitors at once ---------------
     uploads_total_mb: int = 60  # results files and checkpoints of all sessions (a 5 MB results file: ~30 MB parsed)
     checkpoint_files: int = 6  # files in one checkpoint upload (.index, .data shards, .meta, checkpoint)
+    session_grace_s: int = 20  # a visitor gone this long is let go: a reconnect within it (a network blip) keeps all
     # -- each experiment's own int parameters: ``Experiment.hosted`` (the lowest where two name one), by name -------
     own: Mapping[str, int] = field(default_factory=lambda: own_caps())
 
 
 # the fields above that are not parameters of an experiment
 NOT_PARAMS = frozenset({"points", "tasks", "runs_at_once", "convert_mb", "convert_timeout_s", "import_records",
-                        "import_mb", "uploads_total_mb", "checkpoint_files", "own"})
+                        "import_mb", "uploads_total_mb", "checkpoint_files", "session_grace_s", "own"})
 
 
 def own_caps(env: Mapping[str, str] | None = None) -> dict[str, int]:

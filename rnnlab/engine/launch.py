@@ -167,14 +167,7 @@ class ForkedWorker:
 
     def _pump(self) -> None:
         with os.fdopen(self._out, "rb") as f:
-            for line in f:
-                line = line.strip()
-                if line:
-                    try:
-                        self._q.put(json.loads(line))
-                    except json.JSONDecodeError:
-                        pass  # the message channel is ours alone; a stray line is ignored
-        self._q.put(None)
+            _runner.pump(f, self._q)
 
     def read(self, timeout: float) -> dict | None:
         try:

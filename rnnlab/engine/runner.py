@@ -105,14 +105,7 @@ class SubprocessWorker:
             raise
 
     def _pump(self) -> None:
-        for line in io.TextIOWrapper(self.proc.stdout, encoding="utf-8", errors="replace"):
-            line = line.strip()
-            if line:
-                try:
-                    self._q.put(json.loads(line))
-                except json.JSONDecodeError:
-                    pass  # the message channel is ours alone; a stray line is ignored
-        self._q.put(None)
+        pump(self.proc.stdout, self._q)
 
     def read(self, timeout: float) -> dict | None:
         try:
@@ -145,6 +138,18 @@ class SubprocessWorker:
     def stderr_tail(self) -> str:
         self._err.seek(0)
         return last_line(self._err.read().decode("utf-8", "replace"))
+
+
+def pump(stream, q: queue.Queue) -> None:
+    """A worker's messages, one JSON object a line of its binary ``stream``, into ``q``; None once it ends."""
+    for line in io.TextIOWrapper(stream, encoding="utf-8", errors="replace"):
+        line = line.strip()
+        if line:
+            try:
+                q.put(json.loads(line))
+            except json.JSONDecodeError:
+                pass  # the message channel is ours alone; a stray line is ignored
+    q.put(None)
 
 
 def last_line(text: str) -> str:

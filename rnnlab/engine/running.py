@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 
 from rnnlab import experiments
 from rnnlab.core import condition, envinfo, rules
+from rnnlab.core.params import IMPLIED
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.engine import interleave, launch, runner as _runner
@@ -170,7 +171,7 @@ def _run_interleaved(store: Store, exp, pt: "OpenPoint", todo: list, *, count: "
             count.say_run(_ended_words(got.ended, pt, planned), pt.index)
 
     with tmp:
-        interleave.run_point(make_tasks, ref=pt.ref, rounds=planned, budget_s=float(pt.params.get("budget_s", 120)),
+        interleave.run_point(make_tasks, ref=pt.ref, rounds=planned, budget_s=float(pt.params.get("budget_s", IMPLIED["budget_s"])),
                              deadline_s=float(pt.params.get("deadline_s") or 0),
                              on_round=fold, on_phase=lambda r, a, ph: progs[a](ph), rng=random.Random(pt.session),
                              launcher=launcher, timeout_s=pt.params.get("timeout_s", 900), mem_limit_mb=limit,

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 
 from rnnlab.core.errors import RnnlabError
-from rnnlab.core.params import USER_RUN, Param, param_set
+from rnnlab.core.params import PRESET_RUN, TIMED, USER_RUN, Param, param_set
 from rnnlab.experiments import seeds
 from rnnlab.experiments.base import Experiment
 from rnnlab.experiments.unroll import check as _unroll_check
@@ -84,15 +84,13 @@ def check(p: dict, variants: tuple, *, available_mb: float | None = None) -> Non
 
 
 
-PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "device", "repeats", "warmup",
-                   "seed", "rounds", "threads", "protocol", "budget_s", "deadline_s", "live", "timeout_s"],
+PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", *TIMED],
                    defaults={"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100,
                              "input_dim": 64, "repeats": 20, **USER_RUN},
                    extra=[Param("first_n", "int", 50, "static_first_n: time steps unrolled (seed 000: 50 of 100)",
                                 1, 2000)])
-SEED = seeds.for_params(seeds.SEED_000, PARAMS.names(), budget_s=120, deadline_s=0,
-                        first_n=seeds.SEED_000_FIGURES["unstack_num"],
-                        rounds=3)
+SEED = seeds.for_params(seeds.SEED_000, PARAMS.names(), first_n=seeds.SEED_000_FIGURES["unstack_num"],
+                        **PRESET_RUN)
 
 EXPERIMENT = Experiment(
     name="knobs",

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 
-from rnnlab.core.params import USER_RUN, param_set
+from rnnlab.core.params import PRESET_RUN, TIMED, USER_RUN, param_set
 from rnnlab.experiments import seeds
 from rnnlab.experiments.base import Experiment
 from rnnlab.tf.precision import COMPUTE, LOSS_SCALE  # noqa: F401 - how each dtype computes, importable here
@@ -78,11 +78,10 @@ METRICS_DOC = {
 }
 
 
-PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "device", "repeats", "warmup",
-                   "seed", "rounds", "threads", "protocol", "budget_s", "deadline_s", "live", "timeout_s"],
+PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", *TIMED],
                    defaults={"cell": "lstm", "units": 128, "layers": 1, "batch": 32, "seq_len": 100,
                              "input_dim": 64, "repeats": 20, **USER_RUN})
-SEED = seeds.for_params(seeds.SEED_000, PARAMS.names(), budget_s=120, deadline_s=0, rounds=3)
+SEED = seeds.for_params(seeds.SEED_000, PARAMS.names(), **PRESET_RUN)
 
 EXPERIMENT = Experiment(
     name="precision",

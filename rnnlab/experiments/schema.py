@@ -1,5 +1,5 @@
 """The record's schema, defined once: what each field and nested field of a record may hold, as data. The validator
-(``experiments.validate``) checks records against it; the fuzzer (``scripts/fuzz_records``) generates records from
+(``experiments.validate``) checks records against it; the fuzzer (``python -m scripts.fuzz_records``) generates records from
 it. ``core.record.Record.from_dict`` checks the outer structure (fields present, ``rounds`` a list of objects,
 ``details`` an object, metrics finite numbers); everything inside is declared here:
 

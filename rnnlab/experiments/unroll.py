@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rnnlab.core.errors import RnnlabError
-from rnnlab.core.params import USER_RUN, param_set
+from rnnlab.core.params import PRESET_RUN, TIMED, USER_RUN, param_set
 from rnnlab.tf.variants import BASE_VARIANTS, REFERENCE, VARIANTS
 from rnnlab.experiments import seeds
 from rnnlab.experiments.base import Experiment
@@ -42,10 +42,8 @@ def check(p: dict, variants: tuple, *, available_mb: float | None = None) -> Non
 
 
 PARAMS = param_set(["cell", "units", "layers", "batch", "seq_len", "input_dim", "dtype", "lengths", "time_major",
-                    "parallel_iterations", "swap_memory", "device", "repeats", "warmup", "seed", "rounds", "threads", "protocol", "budget_s", "deadline_s", "live", "timeout_s"],
-                   defaults=USER_RUN)
-# the seed preset's shape: every variant, three rounds, 120 s of windows, no deadline (the report's, as measured)
-SEED = seeds.for_params(seeds.SEED_000, PARAMS.names(), rounds=3, budget_s=120, deadline_s=0)
+                    "parallel_iterations", "swap_memory", *TIMED], defaults=USER_RUN)
+SEED = seeds.for_params(seeds.SEED_000, PARAMS.names(), **PRESET_RUN)  # every variant, as the report was measured
 
 EXPERIMENT = Experiment(
     name="unroll",

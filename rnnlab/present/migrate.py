@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from rnnlab.core import format as fmt
-from rnnlab.core.record import Record, canonical_json, utc_now
+from rnnlab.core.record import Record, canonical_json
 from rnnlab.core.rules import ATOL
 from rnnlab.core.views import Column, Report, TableView, to_frame  # noqa: F401  (to_frame: the page's frames)
 from rnnlab.judge import select
@@ -261,15 +261,9 @@ def tables(records: Sequence[Record], env: Mapping[str, Any] | None = None) -> l
 
 def report(records: Sequence[Record]) -> Report:
     """The page's tables as a Report: ``python -m rnnlab export --experiment migrate``."""
-    from rnnlab.present.report import no_records, page_report
+    from rnnlab.present.report import checks_report
 
-    recs = [r for r in records if r.experiment == EXP]
-    if not recs:
-        raise no_records(EXP)
-    prov = provenance(recs)
-    return page_report("rnnlab: migrating TF1 RNN cells to Keras 3",
-                       f"migrate on {prov['machine']} ({prov['device']}), TensorFlow {prov['tf']}; {prov['source']}; "
-                       f"exported {utc_now()}", recs, tables(recs))
+    return checks_report(records, EXP, "rnnlab: migrating TF1 RNN cells to Keras 3", tables)
 
 
 def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> Report:

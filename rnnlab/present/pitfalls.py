@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from rnnlab.core import envinfo, format as fmt
 from rnnlab.core.errors import RnnlabError
-from rnnlab.core.record import Record, canonical_json, utc_now
+from rnnlab.core.record import Record, canonical_json
 from rnnlab.core.views import Column, Report, TableView, to_frame  # noqa: F401  (to_frame: the page's frames)
 from rnnlab.engine import api
 from rnnlab.experiments.pitfalls import EXPERIMENT, PITFALLS, error_summary
@@ -412,15 +412,9 @@ def tables(records: Sequence[Record], env: Mapping[str, Any] | None = None) -> l
 
 def report(records: Sequence[Record]) -> Report:
     """The page's tables as a Report: ``python -m rnnlab export --experiment pitfalls``."""
-    from rnnlab.present.report import no_records, page_report
+    from rnnlab.present.report import checks_report
 
-    recs = [r for r in records if r.experiment == EXP]
-    if not recs:
-        raise no_records(EXP)
-    prov = provenance(recs)
-    return page_report("rnnlab: multi-layer and shape pitfalls, run live",
-                       f"pitfalls on {prov['machine']} ({prov['device']}), TensorFlow {prov['tf']}; {prov['source']}; "
-                       f"exported {utc_now()}", recs, tables(recs))
+    return checks_report(records, EXP, "rnnlab: multi-layer and shape pitfalls, run live", tables)
 
 
 def view(records: Sequence[Record], query: Mapping[str, Any], env: Mapping[str, Any] | None = None) -> Report:

@@ -188,6 +188,17 @@ def page_report(title: str, subtitle: str, records: Sequence[Record], tables: Se
                   provenance=(select.provenance(records) if records else {}) | {"commit": commit()})
 
 
+def checks_report(records: Sequence[Record], experiment: str, title: str, tables) -> Report:
+    """What ``export --experiment`` writes for a page of checks run live (pitfalls, migrate): ``tables(records)`` of
+    the experiment's records, under the machine, device and TensorFlow version they ran on."""
+    recs = [r for r in records if r.experiment == experiment]
+    if not recs:
+        raise no_records(experiment)
+    prov = select.provenance(recs)
+    return page_report(title, f"{experiment} on {prov['machine']} ({prov['device']}), TensorFlow {prov['tf']}; "
+                              f"{prov['source']}; exported {utc_now()}", recs, tables(recs))
+
+
 # experiment -> the page topic whose views an export of it shows (rnnlab.present.<topic>): each experiment's page
 # (``Experiment.page``), and a topic page (``Page.topic``: the Claims page) under its own name
 TOPICS = {e.name: e.page for e in experiments.all_experiments() if e.page} | \

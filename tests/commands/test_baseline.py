@@ -1,4 +1,4 @@
-"""scripts/make_baseline's planning and summary (rnnlab.commands._baseline), on records built here: no runs."""
+"""python -m scripts.make_baseline's planning and summary (rnnlab.commands._baseline), on records built here: no runs."""
 
 import json
 

@@ -32,7 +32,7 @@ def hosted(monkeypatch):
 
 def test_the_bundled_results_cover_every_experiment_a_page_shows():
     recs = baseline.load()
-    assert recs, "data/baseline holds the bundled results (scripts/make_baseline)"
+    assert recs, "data/baseline holds the bundled results (python -m scripts.make_baseline)"
     assert {r.experiment for r in recs} >= {"unroll", "varlen", "padding", "seed003", "pitfalls", "migrate", "knobs",
                                              "precision", "training"}
     assert all(r.source == "baseline" and r.env.get("machine") and r.env.get("tf") for r in recs)
@@ -277,9 +277,7 @@ def test_a_checkpoint_upload_over_its_count_or_size_is_refused_at_once_and_not_h
     """The Migrate uploader's files are checked for count and size (and booked against every visitor's uploads)
     on the first script run that sees them, before anything reads them; refused files leave the server's memory
     and Convert has nothing to convert. (It held three 40 MB files and any number of files until Convert.)"""
-    from rnnlab.present import migrate as MV
-
-    monkeypatch.setattr(MV, "MAX_UPLOAD_MB", 1)
+    monkeypatch.setattr(api.convert, "MAX_UPLOAD_MB", 1)
     at = app("pages/migrate.py")
     seven = [(f"m.data-0000{i}-of-00007", b"x" * 10, "application/octet-stream") for i in range(7)]
     at.file_uploader(key="migrate.upload").set_value(seven).run()

@@ -1,6 +1,6 @@
 """The hosted demo in a real browser (``RNNLAB_HOSTED=1``): a visitor cannot delete, cannot import into the shared
 store, cannot start a second heavy process while one is going, and cannot cancel another visitor's run; no page
-fetches anything from a third-party host; ten visitors' uploads do not outlive them.
+fetches anything from a third-party host; visitors' uploads do not outlive them.
 
 A headless ``streamlit run`` server and Chromium (Playwright), as in test_browser.py. The screenshot of the hosted
 Results page goes to artifacts/screenshots/hosted-results-readonly.png (git-ignored).
@@ -153,31 +153,34 @@ def max_upload_file() -> bytes:
     return json.dumps([r.to_dict() for r in recs]).encode()
 
 
-# the server's memory after ten visitors uploaded the maximum and left, over what it held before they came. The
+# the server's memory after visitors uploaded the maximum and left, over what it held before they came. The
 # server runs with PYTHONMALLOC=malloc, as a hosted demo should (README): with Python's own small-object allocator,
 # the freed records (every one of them is let go: no Record is left) stay as fragmented arenas, ~+200 MB here.
-MEMORY_BOUND_MB = 100  # measured: 186 MB before, ~800 MB with the ten held, 255-270 MB after
+MEMORY_BOUND_MB = 100  # measured with ten: 186 MB before, ~800 MB with the ten held, 255-270 MB after
+VISITORS = 5  # a leak of the ~29 MB an upload holds is 145 MB: past the bound
 
 
-def test_ten_visitors_uploading_the_maximum_leave_the_servers_memory_within_a_bound(tmp_path):
-    """Ten sessions each upload a 4.7 MB results file (1000 records); all ten are held at once (process-wide budget
+def test_visitors_uploading_the_maximum_leave_the_servers_memory_within_a_bound(tmp_path):
+    """``VISITORS`` sessions each upload a 4.7 MB results file (1000 records), all held at once (process-wide budget
     60 MB of uploads); once their tabs close, the sweeper releases what they held: the server's RSS comes back to
-    within ``MEMORY_BOUND_MB`` of what it was before they came (before: ~29 MB per upload, kept for good)."""
+    within ``MEMORY_BOUND_MB`` of what it was before they came (before: ~29 MB per upload, kept for good, 145 MB for
+    five). The server lets a visitor go 4 s after they left (``RNNLAB_HOSTED_MAX_SESSION_GRACE_S``; 20 s by
+    default), so the test waits seconds, not half a minute."""
     import psutil
 
     data = max_upload_file()
     assert 4.5 * 2**20 < len(data) < 5e6  # the browser's uploader counts a MB as 10**6 bytes
-    with streamlit_server(tmp_path / "results.sqlite", env={"RNNLAB_HOSTED": "1", "PYTHONMALLOC": "malloc"}) as url, \
-            chromium_page() as first:
+    env = {"RNNLAB_HOSTED": "1", "PYTHONMALLOC": "malloc", "RNNLAB_HOSTED_MAX_SESSION_GRACE_S": "4"}
+    with streamlit_server(tmp_path / "results.sqlite", env=env) as url, chromium_page() as first:
         server = psutil.Process(server_pid(url))
         open_page(first, url + "/results")
         upload(first, "warm.json", records_file(2))  # the upload path warmed up (imports, caches)
         first.context.close()
-        time.sleep(8)  # the sweeper lets the warm-up session go
+        time.sleep(6)  # the sweeper lets the warm-up session go
         before = server.memory_info().rss / 2**20
         browser = first.context.browser
         contexts = []
-        for i in range(10):
+        for i in range(VISITORS):
             ctx = browser.new_context(viewport={"width": 1500, "height": 1000})
             contexts.append(ctx)
             page = ctx.new_page()
@@ -188,12 +191,12 @@ def test_ten_visitors_uploading_the_maximum_leave_the_servers_memory_within_a_bo
         held = server.memory_info().rss / 2**20
         for ctx in contexts:
             ctx.close()
-        deadline = time.monotonic() + 90  # a session is closed 20 s after it left, then swept within 5 s
+        deadline = time.monotonic() + 60  # a session is closed 4 s after it left, then swept within a second
         after = server.memory_info().rss / 2**20
         while after > before + MEMORY_BOUND_MB and time.monotonic() < deadline:
             time.sleep(2)
             after = server.memory_info().rss / 2**20
-        print(f"server RSS: {before:.0f} MB before, {held:.0f} MB with ten 4.7 MB uploads held, {after:.0f} MB after "
-              f"the ten sessions ended (bound: +{MEMORY_BOUND_MB} MB)")
+        print(f"server RSS: {before:.0f} MB before, {held:.0f} MB with {VISITORS} 4.7 MB uploads held, {after:.0f} MB "
+              f"after the sessions ended (bound: +{MEMORY_BOUND_MB} MB)")
         assert held > before  # the uploads were really held
         assert after <= before + MEMORY_BOUND_MB, (before, held, after)

@@ -35,7 +35,7 @@ def test_a_lone_junk_index_is_not_a_checkpoint_index_before_tensorflow(tmp_path,
                                      "no tensorflow"]
     assert r.stdout == ""
     # the app reads this answer (pages/migrate.py through api.convert.parse_convert_output)
-    from rnnlab.present.migrate import parse_convert_output
+    from rnnlab.engine.convert import parse_convert_output
 
     with pytest.raises(RnnlabError, match="^model.ckpt.index: not a TensorFlow checkpoint index$"):
         parse_convert_output(r.returncode, r.stdout, r.stderr.splitlines()[0])

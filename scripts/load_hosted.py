@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Load on the hosted app: N concurrent sessions viewing pages over Streamlit's own WebSocket protocol (no browser).
 
 Starts ``streamlit run streamlit_app.py`` hosted (``RNNLAB_HOSTED=1``, the bundled results, an empty scratch store)
@@ -13,8 +12,8 @@ server's CPU per view and its memory (RSS of the Streamlit server process: its w
 during, and after the load ended, once closed sessions are released and it settles, ``--settle``); with ``--json``
 one JSON object on stdout. Exit 1 when a page showed an exception or a deck did not arrive.
 
-    scripts/load_hosted --sessions 20 --duration 90
-    scripts/load_hosted --sessions 1 --duration 30 --json
+    python -m scripts.load_hosted --sessions 20 --duration 90
+    python -m scripts.load_hosted --sessions 1 --duration 30 --json
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 # the pages a visitor reads (a run is not a page view), with the queries of links the app itself makes
 VIEWS = ["overview", "unrolling", "unrolling?cell=lstm", "varlen", "varlen?tab=cost", "pitfalls", "migrate",
@@ -274,7 +272,7 @@ def drive(base: str, *, sessions: int, duration: float, think: tuple[float, floa
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python -m scripts.{Path(__file__).stem}", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", type=int, default=20)
     ap.add_argument("--duration", type=float, default=60.0, help="seconds of load (default 60)")
     ap.add_argument("--think", default="1-4", help="seconds between a session's views, A-B (default 1-4)")

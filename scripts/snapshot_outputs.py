@@ -1,12 +1,11 @@
-#!/usr/bin/env python
 """What the project shows from the bundled results, as plain files to compare before and after a change.
 
 For every page: ``export --view PAGE`` as JSON and Markdown, its talk deck's text (every slide's shapes, in order),
 and ``claims --format json``; all from an empty scratch store, so only ``data/baseline`` is read. Run it on two trees
 and compare the folders (``diff -r``): a refactoring that changes none of them leaves what a reader sees unchanged.
 
-    scripts/snapshot_outputs /tmp/before          # in the tree before the change
-    scripts/snapshot_outputs /tmp/after           # in the tree after it
+    python -m scripts.snapshot_outputs /tmp/before          # in the tree before the change
+    python -m scripts.snapshot_outputs /tmp/after           # in the tree after it
     diff -r /tmp/before /tmp/after && echo unchanged
 """
 
@@ -21,8 +20,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-from rnnlab.present import pages  # noqa: E402
+from rnnlab.present import pages
 
 PAGES = tuple(pages.viewed())  # every page ``export --view`` writes
 # what differs between two runs of one tree: the export's time and the commit it was made from
@@ -63,7 +61,7 @@ def deck_text(path: Path) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python -m scripts.{Path(__file__).stem}", description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path, help="a folder to write into (created)")
     out = ap.parse_args().out
     out.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Fuzz the record schema: records drawn from it (``experiments/schema.py``) and real bundled records mutated
 (``data/baseline/*.json``), each imported through the ``import`` command in this process, never a subprocess.
 
@@ -16,8 +15,8 @@ Time, measured under ``nice`` on a busy 2-core VM: about 8 ms a case to import, 
 cases, 4 min for a heavy batch (the full exports of ~1,000 records); 100,000 cases with the defaults in about
 40 minutes. Stop it at any time (Ctrl-C) and rerun to continue from the last finished batch.
 
-    scripts/fuzz_records                       # 100,000 cases, seed 30, state in data/cache/
-    scripts/fuzz_records --cases 5000 --seed 7 --state /tmp/f.json
+    python -m scripts.fuzz_records                       # 100,000 cases, seed 30, state in data/cache/
+    python -m scripts.fuzz_records --cases 5000 --seed 7 --state /tmp/f.json
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 LINE_CHARS = 400  # a refusal's one line is at most this long
 
@@ -186,7 +184,7 @@ def _cleanup(folder: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="scripts/fuzz_records", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="python -m scripts.fuzz_records", description=__doc__.split("\n\n")[0],
                                 epilog="Time: about 40 minutes for 100,000 cases under nice on a busy 2-core VM (8 ms "
                                        "a case to import, 6 s a batch of 1,000 to read, 4 min a heavy batch); "
                                        "stop it any time and rerun to continue.")
