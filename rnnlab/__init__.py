@@ -8,9 +8,8 @@ The public API (no TensorFlow is imported by any of it; measurements run in spaw
     rnnlab.Store().records("unroll")                     # everything stored
 """
 
-__version__ = "0.1.0"
-
-from rnnlab.core.errors import RnnlabError, VariantUnsupported  # noqa: E402
+from rnnlab.core.errors import RnnlabError, VariantUnsupported
+from rnnlab.core.version import VERSION as __version__
 
 # the rest load on first use (PEP 562), so importing any module of the package (``rnnlab.core.format``) loads
 # ``rnnlab`` itself without the run path, the store or NumPy

@@ -19,8 +19,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
 from rnnlab.present import pages
+
+ROOT = Path(__file__).resolve().parent.parent
 
 PAGES = tuple(pages.viewed())  # every page ``export --view`` writes
 # what differs between two runs of one tree: the export's time and the commit it was made from

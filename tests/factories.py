@@ -70,7 +70,6 @@ def use_fakes(monkeypatch, *fakes: Experiment, quiet: bool = False) -> None:
     for e in fakes:
         monkeypatch.setitem(experiments._cache, e.name, e)
     if quiet:
-        from rnnlab.engine import api
 
         monkeypatch.setattr(os, "getloadavg", lambda: (0.25, 0.2, 0.1))
 

@@ -180,7 +180,7 @@ def _paired(rng: random.Random, d: dict, *, valid: bool) -> Any:
     rounds = d["params"].get("rounds", 1) if isinstance(d["params"].get("rounds"), int) else 1
     metrics = [m for m in ("fwd_ms", "train_ms", "build_s") if m in d["metrics"]] or ["fwd_ms"]
     out = {}
-    for s in range(rng.randrange(1, 3)):
+    for _ in range(rng.randrange(1, 3)):
         out[f"{rng.getrandbits(48):012x}"] = {
             m + suffix: [[_draw(rng, shape) for _ in range(rng.randrange(6))] for _ in range(rng.randrange(rounds) + 1)]
             for m in metrics for suffix, shape in S.PAIRED.items() if rng.random() < 0.8}

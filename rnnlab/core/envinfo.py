@@ -46,14 +46,14 @@ def _cores() -> int:
 @functools.lru_cache(maxsize=1)
 def static_env() -> dict:
     """What can be known without importing TensorFlow."""
-    import rnnlab
+    from rnnlab.core.version import VERSION
 
     return {
         "tf": _version("tensorflow") or _version("tensorflow-cpu"),
         "keras": _version("keras"),
         "tf_keras": _version("tf-keras"),
         "python": platform.python_version(),
-        "rnnlab": rnnlab.__version__,
+        "rnnlab": VERSION,
         "cpu": cpu_model(),
         "cores": _cores(),
         "os": f"{platform.system()} {platform.release()}",

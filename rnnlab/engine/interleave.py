@@ -273,7 +273,7 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
                     live.send(a, {"cmd": "next"})
                     settle(a, live.next(a))
                     out.alone[a] = out.alone.get(a, 0.0) + clock() - t
-        for a, w in live.workers.items():
+        for w in live.workers.values():
             _runner.reap(w)
     except BaseException:
         live.kill_all()

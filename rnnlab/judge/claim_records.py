@@ -176,13 +176,13 @@ def compare_text(metric: str, win_name: str, lose_name: str, win: Record, lose: 
                   iv: Interval | None = None, call: str = "") -> str:
     """"forward static_rnn 4.92 ms vs dynamic_rnn 6.89 ms (dynamic_rnn 1.40x slower than static_rnn (1.21–1.62x)
     from 40 paired windows)": the words are ``core.wording``'s, decided by the interval alone."""
-    w, l = win.metrics[metric], lose.metrics[metric]
+    w, lv = win.metrics[metric], lose.metrics[metric]  # the winner's and the loser's value
     kind = "memory" if metric == "peak_mem_mb" else "size" if metric == "graph_nodes" else "time"
     phrase = wording.difference(iv, kind=kind) if iv is not None else None
     how = fmt.interval_words(iv)
     rel = f"{win_name} {phrase.against(lose_name)}{' ' + how if how else ''}" if phrase else \
-        f"{win_name}/{lose_name} {fmt.fmt_ratio(w / l) if l > 0 else fmt.MISSING}, no interval known"
-    return f"{METRIC_WORDS.get(metric, metric)} {lose_name} {val(metric, l)} vs {win_name} {val(metric, w)} ({rel})"
+        f"{win_name}/{lose_name} {fmt.fmt_ratio(w / lv) if lv > 0 else fmt.MISSING}, no interval known"
+    return f"{METRIC_WORDS.get(metric, metric)} {lose_name} {val(metric, lv)} vs {win_name} {val(metric, w)} ({rel})"
 
 
 def noise_note(call: str) -> str:

@@ -36,19 +36,19 @@ def speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: s
         return (p.a, p.b) if p.a.variant == winner else (p.b, p.a)
 
     def called(p: Pair, m: str) -> tuple[str, Interval | None]:
-        w, l = sides(p)
-        iv = findings.interval(w, l, m)
+        w, lose = sides(p)
+        iv = findings.interval(w, lose, m)
         return call_of(iv, at_least), iv
 
     for p in focus:
         i = uniq.index(p)
         texts = []
-        w, l = sides(p)
+        w, lose = sides(p)
         for m in by_cfg[i]:
             call, iv = called(p, m)
             outcomes.append(call)
             per_metric.setdefault(METRIC_WORDS.get(m, m), []).append(call)
-            texts.append(compare_text(m, wn, ln, w, l, iv, call))
+            texts.append(compare_text(m, wn, ln, w, lose, iv, call))
         parts.append(f"{at_config(p, at_seed, seed_cfg)}: " + "; ".join(texts))
 
     def holds(p: Pair) -> bool:

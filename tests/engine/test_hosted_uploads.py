@@ -10,7 +10,6 @@ import pytest
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.store import Store
 from rnnlab.engine import api
-from rnnlab.present import migrate as MV
 from rnnlab.present import results as R
 
 

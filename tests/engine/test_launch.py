@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from rnnlab.engine import launch
-from rnnlab.engine.runner import SubprocessWorker, launch_subprocess, run_task
+from rnnlab.engine.runner import launch_subprocess, run_task
 
 linux = pytest.mark.skipif(not launch.can_fork(), reason="the zygote is Linux's")
 

@@ -3,7 +3,7 @@
 from rnnlab.core.condition import Condition
 from rnnlab.engine import api
 from rnnlab.present import unrolling_threads as T
-from tests.factories import SEED, TEST_CPU_ENV, record
+from tests.factories import TEST_CPU_ENV, record
 
 POINT = api.plan("unroll", preset="seed", variants=["tf1_dynamic"]).points[0]
 
