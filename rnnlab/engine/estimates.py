@@ -39,7 +39,10 @@ QUICK_WORK_S = 1.0  # a quick preset's variant, when nothing says more
 # workers; seed003 full: about 3 h) passes; a typo'd sweep (``seq_len=1,2,...,500``: 6,000 workers, 45 h) does not.
 MAX_WORKERS = 1000
 MAX_RUN_S = 6 * 3600.0
-SHAPE = ("rounds", "budget_s", "deadline_s")  # how a point is run: the same configuration may take other rounds
+BUSY_FROM = 0.5  # cores other processes take from which a round counts as timed beside other work
+# A round beside one busy process on 2 cores took 1.05-1.25x a quiet one's seconds here (most of a round is one
+# worker at a time, single-threaded Python): the stretch until this machine's own busy and quiet rounds say theirs
+STRETCH = 1.2
 
 
 @dataclass(frozen=True)
@@ -51,16 +54,16 @@ class Estimate:
     stored: int  # (point, variant) records it will serve from the store
     known: bool  # the store could be consulted (False: the environment is not probed yet, nothing counted as stored)
     from_timings: bool  # every arm's seconds come from this machine's own runs of the configuration (else rough)
-    slowdown: float = 1.0  # ``seconds`` already multiplied by this: the cores other processes take right now
+    slowdown: float = 1.0  # how much longer other processes' load makes a run here (already in ``seconds``)
     others: float | None = None  # those cores (``core.condition.others_now``), when read
 
 
-def slowdown(others: float | None, cores: int) -> float:
-    """How much longer a run takes while other processes keep ``others`` of the ``cores`` busy: the run gets the
-    rest (at least half a core), so its CPU-bound parts stretch by cores / free."""
-    if not others or others <= 0:
+def slowdown(others: float | None, past: "Past | None" = None) -> float:
+    """How much longer a run takes while other processes keep ``others`` cores busy, when this machine has timed
+    no round under such a load: its own busy rounds' stretch (``Past.stretch``), else ``STRETCH``; 1 when quiet."""
+    if not busy(others):
         return 1.0
-    return cores / max(0.5, cores - others)
+    return past.stretch if past is not None else STRETCH
 
 
 def timing_key(variant: str, params: Mapping[str, Any]) -> str:
@@ -101,83 +104,110 @@ def _mine(r: Record, static: Mapping[str, Any]) -> bool:
     return r.ok and r.source == "local" and r.env.get("cpu") == static["cpu"] and r.env.get("cores") == static["cores"]
 
 
+def busy(others: float | None) -> bool:
+    """A round timed while other processes took half a core or more: priced from such rounds."""
+    return others is not None and others >= BUSY_FROM
+
+
+def _rounds(cost: Mapping[str, Any]) -> list[dict]:
+    """A record's ``details.cost`` as one dict per round (a key a round lacks: None)."""
+    n = max((len(v) for v in cost.values() if isinstance(v, list)), default=0)
+    return [{k: (v[i] if isinstance(v, list) and i < len(v) else None) for k, v in cost.items()} for i in range(n)]
+
+
 @dataclass
 class Past:
-    """What this machine's stored records say of a round's costs, and the bundled records for what it never ran."""
+    """What this machine's stored records say of a round's costs, and the bundled records for what it never ran. A
+    round is priced from earlier rounds timed under the condition the machine is in now (quiet, or other processes
+    taking half a core or more: ``busy``); where a variant has rounds of the other kind only, they are stretched by
+    how much longer this machine's busy rounds took than its quiet ones (``stretch``)."""
 
-    alone: dict = field(default_factory=dict)  # timing_key -> seconds alone a round, this machine's
-    window: dict = field(default_factory=dict)  # timing_key -> seconds a window of it took here
+    rounds: dict = field(default_factory=dict)  # timing_key -> [{start_s, alone_s, windows_s, windows_n, ref, other}]
     mine: dict = field(default_factory=dict)  # timing_key -> a record of this machine's (no cost kept: modelled)
     bundled: dict = field(default_factory=dict)  # timing_key -> a bundled record
-    starts: list = field(default_factory=list)  # every round's start here
     windows: dict = field(default_factory=dict)  # configuration and shape -> windows a compared arm timed a round
-    rounds: dict = field(default_factory=dict)  # configuration and shape -> rounds its points took here
-    bundled_rounds: dict = field(default_factory=dict)
+    took: dict = field(default_factory=dict)  # configuration and shape -> rounds its points took here
+    bundled_took: dict = field(default_factory=dict)
     k: tuple = (1.0, 1.0)  # this machine's seconds alone, and a window's, over the modelled ones
     speed: tuple = (1.0, 1.0)  # this machine's modelled seconds over the bundled machine's, same configurations
+    stretch: float = STRETCH  # a busy round's seconds over a quiet one's, this machine's (else the prior)
 
     @classmethod
     def of(cls, records, bundled) -> "Past":
         static = envinfo.static_env()
         past = cls()
-        ka, kw = [], []
+        ka, kw, slower = [], [], []
         for r in records:
             if not _mine(r, static):
                 continue
-            key, cfg = timing_key(r.variant, r.params), _config_key(r.params)
-            cost = r.details.get("cost") or {}
-            alone = [x for x in cost.get("alone_s") or [] if isinstance(x, (int, float))]
-            spans = [s / n for s, n in zip(cost.get("windows_s") or [], cost.get("windows_n") or []) if n]
-            past.starts += [x for x in cost.get("start_s") or [] if isinstance(x, (int, float))]
-            past.windows.setdefault(cfg, []).extend(
-                n for n, ref in zip(cost.get("windows_n") or [], cost.get("ref") or []) if not ref)
+            key = timing_key(r.variant, r.params)
+            rounds = _rounds(r.details.get("cost") or {})
+            past.rounds.setdefault(key, []).extend(rounds)
             model = _model(r)
-            if alone:
-                past.alone.setdefault(key, []).extend(alone)
-                if model and model[0]:
-                    ka.append(statistics.median(alone) / model[0])
-            if spans:
-                past.window.setdefault(key, []).extend(spans)
-                if model and model[1]:
-                    kw.append(statistics.median(spans) / model[1])
+            alone = [x["alone_s"] for x in rounds if isinstance(x.get("alone_s"), (int, float))]
+            spans = [x["windows_s"] / x["windows_n"] for x in rounds if x.get("windows_n")]
+            if model and model[0] and alone:
+                ka.append(statistics.median(alone) / model[0])
+            if model and model[1] and spans:
+                kw.append(statistics.median(spans) / model[1])
+            past.windows.setdefault(_config_key(r.params), []).extend(
+                x["windows_n"] for x in rounds if x.get("windows_n") and not x.get("ref"))
             past.mine.setdefault(key, r)
-            past.rounds.setdefault(cfg, []).append(r.details.get("rounds") or len(r.rounds) or len(alone) or 1)
+            past.took.setdefault(_config_key(r.params), []).append(r.details.get("rounds") or len(r.rounds) or
+                                                                   len(rounds) or 1)
+        for rounds in past.rounds.values():
+            quiet = [_held(x) for x in rounds if not busy(x.get("other"))]
+            loaded = [_held(x) for x in rounds if busy(x.get("other"))]
+            if quiet and loaded and statistics.median(quiet) > 0:
+                slower.append(statistics.median(loaded) / statistics.median(quiet))
         for r in bundled:
             if r.ok:
                 past.bundled.setdefault(timing_key(r.variant, r.params), r)
-                past.bundled_rounds.setdefault(_config_key(r.params), []).append(r.details.get("rounds") or len(r.rounds) or 1)
+                past.bundled_took.setdefault(_config_key(r.params), []).append(r.details.get("rounds") or
+                                                                               len(r.rounds) or 1)
         past.k = (_median(ka) or 1.0, _median(kw) or 1.0)
+        past.stretch = _median(slower) or STRETCH
         both = [(_model(past.mine[key]), _model(rec)) for key, rec in past.bundled.items() if key in past.mine]
         both = [(a, b) for a, b in both if a and b]
         past.speed = tuple(_median(a[i] / b[i] for a, b in both if b[i]) or 1.0 for i in (0, 1))
         return past
 
-    def arm(self, key: str, rough: float) -> tuple[float, float, bool]:
+    def _like(self, rounds: list[dict], loaded: bool) -> tuple[list[dict], float]:
+        """The rounds timed under the condition asked for, else all of them and the factor that stretches them."""
+        alike = [x for x in rounds if busy(x.get("other")) == loaded]
+        if alike:
+            return alike, 1.0
+        return rounds, self.stretch if loaded else 1.0 / self.stretch
+
+    def arm(self, key: str, rough: float, loaded: bool = False) -> tuple[float, float, bool]:
         """An arm's seconds alone a round, a window's seconds, and whether both are this machine's own of this
-        configuration (else modelled from a bundled record, or rough)."""
+        configuration (else modelled from a bundled record, or rough); ``loaded``: other processes take cores now."""
+        rounds, f = self._like(self.rounds.get(key, []), loaded)
+        alone = _median(x.get("alone_s") for x in rounds)
+        window = _median(x["windows_s"] / x["windows_n"] for x in rounds if x.get("windows_n"))
         model = _model(self.mine[key]) if key in self.mine else None
-        if key in self.alone:
-            alone = statistics.median(self.alone[key])
-        elif model:
-            alone = self.k[0] * model[0]
+        f_model = self.stretch if loaded else 1.0
+        if alone is None and model:
+            alone, f_alone = self.k[0] * model[0], f_model
         else:
-            alone = None
-        if key in self.window:
-            window = statistics.median(self.window[key])
-        elif model:
-            window = self.k[1] * model[1]
+            f_alone = f
+        if window is None and model:
+            window, f_window = self.k[1] * model[1], f_model
         else:
-            window = None
+            f_window = f
         if alone is not None and window is not None:
-            return alone, window, True
+            return alone * f_alone, window * f_window, True
         other = _model(self.bundled[key]) if key in self.bundled else None
         if other:
-            return (self.k[0] * self.speed[0] * other[0] if alone is None else alone,
-                    self.k[1] * self.speed[1] * other[1] if window is None else window, False)
-        return (self.k[0] * rough if alone is None else alone, 0.1 if window is None else window, False)
+            return ((self.k[0] * self.speed[0] * other[0] * f_model) if alone is None else alone * f_alone,
+                    (self.k[1] * self.speed[1] * other[1] * f_model) if window is None else window * f_window, False)
+        return ((self.k[0] * rough * f_model) if alone is None else alone * f_alone,
+                0.1 * f_model if window is None else window * f_window, False)
 
-    def start_s(self) -> float:
-        return _median(self.starts) or WORKER_START_S
+    def start_s(self, loaded: bool = False) -> float:
+        rounds, f = self._like([x for rs in self.rounds.values() for x in rs], loaded)
+        start = _median(x.get("start_s") for x in rounds)
+        return start * f if start is not None else WORKER_START_S * (self.stretch if loaded else 1.0)
 
     def windows_of(self, point: Mapping[str, Any]) -> float:
         """Windows a compared arm times a round at this configuration and shape here, else a first round's least."""
@@ -194,13 +224,19 @@ class Past:
         if point.get("protocol") != "interleaved":
             return planned
         key = _config_key(point)
-        seen = _median(self.rounds.get(key, [])) or _median(self.bundled_rounds.get(key, []))
+        seen = _median(self.took.get(key, [])) or _median(self.bundled_took.get(key, []))
         return max(1, min(planned, round(seen) if seen else MIN_ROUNDS))
+
+
+def _held(x: Mapping[str, Any]) -> float:
+    """A round's seconds of one arm: alone and its windows."""
+    return float(x.get("alone_s") or 0.0) + float(x.get("windows_s") or 0.0)
 
 
 def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others: float | None = None) -> Estimate:
     """How many workers a run of ``p`` starts and about how long it takes here, without starting any (see the
-    module's docstring). ``others``: the cores other processes take now; the seconds stretch by :func:`slowdown`."""
+    module's docstring). ``others``: the cores other processes take now: rounds timed under a like load price the
+    run (``Past``), else the quiet ones stretched by :func:`slowdown`."""
     from rnnlab.core import baseline
 
     store = store or Store()
@@ -212,7 +248,7 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
     workers, seconds, stored, known, timed = 0, 0.0, 0, True, True
     if p.points and needs_probe(store, p.points[0].get("device", "auto")):
         seconds += PROBE_S
-    ref = p.reference
+    ref, loaded = p.reference, busy(others)
     everyone = ([p.companion] if p.companion else []) + list(p.variants)
     rough = QUICK_WORK_S if p.preset == "quick" else exp.work_s
     for point in p.points:
@@ -232,7 +268,7 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
                 if rec is not None and not rec.details.get("transient") and rec.source == "local":
                     stored += v in p.variants
                     continue
-            arms[v] = past.arm(timing_key(v, params), rough)
+            arms[v] = past.arm(timing_key(v, params), rough, loaded)
             timed = timed and arms[v][2]
             workers += n_rounds
         if not arms:
@@ -240,15 +276,14 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
         alone = sum(a for a, _, _ in arms.values())
         if point.get("protocol") == "interleaved":
             if ref in everyone and ref not in arms:  # served from the store, it is timed again beside them
-                arms[ref] = past.arm(timing_key(ref, params), rough)
+                arms[ref] = past.arm(timing_key(ref, params), rough, loaded)
                 alone += arms[ref][0]
             bracket = arms[ref][1] if ref in arms else 0.0
             windows = past.windows_of(params) * sum(w + bracket for v, (_, w, _) in arms.items() if v != ref)
-            seconds += _interleaved_s(params, past.rounds_of(params), past.start_s() + alone + windows)
+            seconds += _interleaved_s(params, past.rounds_of(params), past.start_s(loaded) + alone + windows)
         else:  # one worker after another, forked from one import a round
-            seconds += n_rounds * (past.start_s() + alone)
-    factor = slowdown(others, int(envinfo.static_env()["cores"] or 1))
-    return Estimate(workers, seconds * factor, stored, known, timed and workers > 0, factor, others)
+            seconds += n_rounds * (past.start_s(loaded) + alone)
+    return Estimate(workers, seconds, stored, known, timed and workers > 0, slowdown(others, past), others)
 
 
 def _interleaved_s(point: Mapping[str, Any], rounds: int, per_round: float) -> float:

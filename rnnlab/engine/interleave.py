@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 import threading
 import time
 from collections import Counter
@@ -85,10 +86,12 @@ class RoundOutcome:
 
     def cost(self, arm: str, ref: str | None) -> dict:
         """What the arm's round cost (``engine.estimates`` learns from it): the round's start, the arm's time alone,
-        its windows' seconds and count, and whether it was the reference (its windows bracket every other's)."""
+        its windows' seconds and count, whether it was the reference (its windows bracket every other's), and the
+        cores other processes took meanwhile (the median of its windows' readings; None when none was read)."""
         secs, n = self.windowed.get(arm, (0.0, 0))
+        read = [x for k, xs in self.windows.get(arm, {}).items() if k.endswith(OTHER) for x in xs]
         return {"start_s": self.start_s, "alone_s": self.alone.get(arm, 0.0), "windows_s": secs, "windows_n": n,
-                "ref": arm == ref}
+                "ref": arm == ref, "other": round(statistics.median(read), 2) if read else None}
 
 
 def round_words(got: "RoundOutcome", ref: str | None, more: bool) -> str:

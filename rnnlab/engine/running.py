@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import statistics
 import tempfile
 import threading
 import time
@@ -111,7 +112,9 @@ def _run(p: Plan, *, store: Store, fresh: bool, on_progress, cancel, launcher, c
                                on_phase=prog, cancel=cancel, clock=clock)
             held = (msg.get("details") or {}).get("worker_wall_s") if msg.get("type") == "result" else None
             if held is not None:  # its start (an import, or a fork) and the variant's own time
-                pt.state[v].costs.append({"start_s": max(0.0, clock() - t0 - held), "alone_s": held})
+                read = [x["other"] for x in msg["details"].get("readings") or [] if x.get("other") is not None]
+                pt.state[v].costs.append({"start_s": max(0.0, clock() - t0 - held), "alone_s": held,
+                                          "other": round(statistics.median(read), 2) if read else None})
             take_round(store, exp, pt, v, r, msg, raw, (before, loadavg()), count=count)
         out.extend(close_point(store, exp, pt))
     return out

@@ -2,6 +2,7 @@
 windows), modelled from a record's figures where it has none, stretched by what other processes take."""
 
 import json
+import statistics
 
 import pytest
 
@@ -86,14 +87,32 @@ def test_the_rounds_a_configuration_took_here_are_the_rounds_it_is_priced_at(tmp
 
 
 def test_other_processes_stretch_the_estimate_and_say_so():
-    assert estimates.slowdown(None, 2) == estimates.slowdown(0.0, 2) == 1.0
-    assert estimates.slowdown(1.0, 2) == pytest.approx(2.0)
-    assert estimates.slowdown(5.0, 2) == pytest.approx(4.0)  # never less than half a core left
+    assert estimates.slowdown(None) == estimates.slowdown(0.2) == 1.0
+    assert estimates.slowdown(1.0) == estimates.STRETCH  # no busy round here yet: the prior
     plan = api.plan("unroll", overrides={"units": 8, "seq_len": 10}, variants=["keras"])
     quiet = api.estimate(plan, fresh=True)
-    busy = api.estimate(plan, fresh=True, others=1.0)
-    assert busy.seconds == pytest.approx(quiet.seconds * estimates.slowdown(1.0, envinfo.static_env()["cores"]))
-    assert (busy.others, quiet.slowdown) == (1.0, 1.0)
+    loaded = api.estimate(plan, fresh=True, others=1.0)
+    assert loaded.seconds == pytest.approx(quiet.seconds * estimates.STRETCH, rel=0.05)
+    assert (loaded.others, quiet.slowdown, loaded.slowdown) == (1.0, 1.0, estimates.STRETCH)
+
+
+def test_a_run_beside_other_work_is_priced_from_rounds_timed_beside_it(tmp_path, here):
+    store = Store(tmp_path / "s.sqlite")
+    plan = api.plan("unroll", overrides={"layers": 3}, variants=["keras", "keras_unroll"], ref="keras")
+    p = point(plan)
+
+    def rounds(quiet, loaded, ref):
+        c = {"start_s": [5.0, 5.0, 6.0, 6.0], "alone_s": [quiet, quiet, loaded, loaded],
+             "windows_s": [2.0, 2.0, 3.0, 3.0], "windows_n": [10] * 4, "ref": [ref] * 4, "other": [0.0, 0.1, 1.0, 1.1]}
+        return {"cost": c, "protocol": "interleaved", "rounds": 2}  # four rounds of two runs of two rounds
+    store.put(stored("unroll", "keras", p, metrics={"fwd_ms": 20.0}, details=rounds(2.0, 3.0, True)))
+    store.put(stored("unroll", "keras_unroll", p, metrics={"fwd_ms": 15.0}, details=rounds(8.0, 10.0, False)))
+    past = estimates.Past.of(store.records("unroll"), [])
+    assert past.stretch == pytest.approx(statistics.median([(3.0 + 3.0) / (2.0 + 2.0), (10.0 + 3.0) / (8.0 + 2.0)]))
+    quiet = api.estimate(plan, store=store, fresh=True)
+    loaded = api.estimate(plan, store=store, fresh=True, others=1.0)
+    assert quiet.seconds == pytest.approx(2 * (5.0 + 2.0 + 8.0 + 10 * (0.2 + 0.2)))  # the quiet rounds
+    assert loaded.seconds == pytest.approx(2 * (6.0 + 3.0 + 10.0 + 10 * (0.3 + 0.3)))  # the busy ones
 
 
 def test_a_machine_that_timed_nothing_yet_is_priced_from_the_bundled_timing_of_the_same_configuration(

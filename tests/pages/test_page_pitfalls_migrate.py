@@ -37,7 +37,8 @@ from rnnlab.core.store import Store  # noqa: E402
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, shown_as  # noqa: E402,F401
 from tests.factories import run_here, stored, this_env  # noqa: E402
 
-pytestmark = [pytest.mark.slow,  # Streamlit pages, a browser or TensorFlow
+pytestmark = [pytest.mark.xdist_group("pitfall-records"),  # its records are made once, in one test process
+              pytest.mark.slow,  # Streamlit pages, a browser or TensorFlow
               pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")]
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -31,7 +31,7 @@ from rnnlab.present import varlen as vv
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
 from tests.factories import run_here
 
-pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("varlen-records")]  # Streamlit pages, a browser or TensorFlow
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
