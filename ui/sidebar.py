@@ -13,6 +13,7 @@ import streamlit as st
 
 from rnnlab.core import baseline, envinfo
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.memo import Memo
 from rnnlab.engine import api
 from rnnlab.judge import select
 from rnnlab.core.format import fmt_rate, fmt_seconds
@@ -33,6 +34,15 @@ def _device_line(static: dict, s) -> tuple[str, str | None]:
     env = api.known_env(s, "auto")
     rate = select.matmul_rate(env) if env else None
     return device, (f"matmul rate {fmt_rate(rate)} (this machine's probe)" if rate else None)
+
+
+_MACHINE = Memo(size=8)  # the lines about this machine and its store, read once per version of the store
+
+
+def _machine(static: dict, s) -> tuple[str, str | None, int]:
+    """The device line, the matmul rate line and this store's record count: every view of every session showed them,
+    and read the store's meta table and counted its records each time (5% of a hosted server's CPU under load)."""
+    return _MACHINE.get(("machine", str(s.path), s.version()), lambda: (*_device_line(static, s), s.count()))
 
 
 RUN_AREA = "_run_area"  # session_state: this script run's container at the top of the sidebar
@@ -72,8 +82,7 @@ def render() -> None:
         st.markdown("**This machine**")
         try:
             s = store()
-            device, rate = _device_line(static, s)
-            n_local = s.count()
+            device, rate, n_local = _machine(static, s)
         except RnnlabError as e:
             st.error(str(e), icon=":material/error:")
             return
