@@ -264,3 +264,22 @@ def build_tf1(make_cell, layers, *, seed=0, save_to=None, lengths=LENGTHS, input
             if save_to is not None:
                 tf.compat.v1.train.Saver().save(sess, str(save_to))
     return variables, x, res
+
+
+def once_per_run(tmp_path_factory, name: str, make):
+    """``make()``'s value made once for the whole test run, whichever test process asks first (pytest-xdist starts
+    several): the others wait on a lock and read its pickle (a module fixture was made once per process, and again
+    whenever a process tore it down between its tests)."""
+    import fcntl
+    import pickle
+
+    root = tmp_path_factory.getbasetemp()
+    root = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root  # every test process's common folder
+    path = root / f"once-{name}.pickle"
+    with open(root / f"once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        value = make()
+        path.write_bytes(pickle.dumps(value))
+        return value

@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from rnnlab import experiments
-from rnnlab.core import baseline, envinfo
+from rnnlab.core import baseline
 from rnnlab.core.store import Store
 from rnnlab.engine import api, estimates, interleave
 from tests.factories import record, stored

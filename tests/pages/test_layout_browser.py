@@ -21,8 +21,7 @@ import pytest
 
 from tests.browser_util import CHART, CHROMIUM, NEEDS_CHROMIUM, TABLE, VIEWS, no_exception, open_page, screenshot
 
-pytestmark = [pytest.mark.xdist_group("bundled-site"),  # one server and browser for the reading checks
-              pytest.mark.slow,  # a Streamlit server and a browser
+pytestmark = [pytest.mark.slow,  # a Streamlit server and a browser
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NEEDS_CHROMIUM)]
 
 SLACK = 2  # px: sub-pixel rounding and a border

@@ -35,10 +35,9 @@ from rnnlab.present import migrate as MV  # noqa: E402
 from rnnlab.core.record import Record  # noqa: E402
 from rnnlab.core.store import Store  # noqa: E402
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, shown_as  # noqa: E402,F401
-from tests.factories import run_here, stored, this_env  # noqa: E402
+from tests.factories import once_per_run, run_here, stored, this_env  # noqa: E402
 
-pytestmark = [pytest.mark.xdist_group("pitfall-records"),  # its records are made once, in one test process
-              pytest.mark.slow,  # Streamlit pages, a browser or TensorFlow
+pytestmark = [pytest.mark.slow,  # Streamlit pages, a browser or TensorFlow
               pytest.mark.filterwarnings("ignore::UserWarning", "ignore::DeprecationWarning")]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,12 +48,14 @@ QUICK_MIG = MV.preset_params("quick", "lstm", 2)
 
 
 # -- records, made once --------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def records() -> list[Record]:
-    out = [run_here(pitfalls_exp, v, QUICK_PIT, env=this_env(None)) for v in pitfalls_exp.VARIANTS]
-    out += [run_here(pitfalls_exp, v, PV.preset_params("quick", c), env=this_env(None)) for c in ("lstm", "gru") for v in PV.SHARING_TF1]
-    out += [run_here(migrate_exp, v, QUICK_MIG, env=this_env(None)) for v in migrate_exp.VARIANTS]
-    return out
+@pytest.fixture(scope="session")
+def records(tmp_path_factory) -> list[Record]:
+    def make() -> list[Record]:
+        out = [run_here(pitfalls_exp, v, QUICK_PIT, env=this_env(None)) for v in pitfalls_exp.VARIANTS]
+        out += [run_here(pitfalls_exp, v, PV.preset_params("quick", c), env=this_env(None)) for c in ("lstm", "gru")
+                for v in PV.SHARING_TF1]
+        return out + [run_here(migrate_exp, v, QUICK_MIG, env=this_env(None)) for v in migrate_exp.VARIANTS]
+    return once_per_run(tmp_path_factory, "pitfall-records", make)
 
 
 def fill(recs) -> None:

@@ -29,9 +29,9 @@ from rnnlab.core.store import Store
 from rnnlab.judge import claims
 from rnnlab.present import varlen as vv
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
-from tests.factories import run_here
+from tests.factories import once_per_run, run_here
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("varlen-records")]  # Streamlit pages, a browser or TensorFlow
+pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")
@@ -69,10 +69,11 @@ def measure(experiment: str) -> list[Record]:
     return [run_here(mod, v, params) for v in exp.variants]
 
 
-@pytest.fixture(scope="module")
-def recs() -> dict[str, list[Record]]:
+@pytest.fixture(scope="session")
+def recs(tmp_path_factory) -> dict[str, list[Record]]:
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-    return {name: measure(name) for name in ("varlen", "padding", "seed003")}
+    return once_per_run(tmp_path_factory, "varlen-records",
+                        lambda: {name: measure(name) for name in ("varlen", "padding", "seed003")})
 
 
 def fill(recs: dict, *names: str) -> None:

@@ -26,8 +26,7 @@ import pytest
 from tests.browser_util import CHROMIUM, HEIGHT, NEEDS_CHROMIUM, VIEWS, no_exception, open_page, screenshot, wait_idle
 from tests.browser_util import SCREENSHOTS, TABLE
 
-pytestmark = [pytest.mark.xdist_group("bundled-site"),  # one server and browser for the reading checks
-              pytest.mark.slow,  # a Streamlit server, a browser and one tiny run
+pytestmark = [pytest.mark.slow,  # a Streamlit server, a browser and one tiny run
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NEEDS_CHROMIUM)]
 
 # The grids' cut cells and headers, measured in the page.
