@@ -50,7 +50,13 @@ class Node:
     gpus: float
 
 
-def _import_ray():
+def _import_ray(local: bool):
+    """Ray, imported with what it reads at import: it reports usage to nobody (its default sends it to a host on the
+    internet and asks a cloud metadata address which cloud it runs on), and a local instance takes 127.0.0.1 as its
+    node's address (its default is the machine's network address). A variable the user set wins."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if local:
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # Ray's switch for a node on loopback
     try:
         import ray
     except ImportError as e:  # requirements.txt has it; a trimmed install may not
@@ -86,9 +92,9 @@ class Cluster:
     Use it as a context manager: leaving it disconnects, and shuts down a local instance it started."""
 
     def __init__(self, address: str, *, num_cpus: int | None = None):
-        ray = self.ray = _import_ray()
         self.address = address
         self.local = address == LOCAL
+        ray = self.ray = _import_ray(self.local)
         quiet = {"logging_level": logging.ERROR, "log_to_driver": False, "include_dashboard": False}
         try:
             if self.local:

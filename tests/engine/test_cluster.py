@@ -63,6 +63,7 @@ def fakes(monkeypatch):
 
 @pytest.mark.slow
 def test_a_sweep_on_the_local_cluster_gives_the_local_runs_keys(local_cluster, fakes, tmp_path):
+    assert {n["NodeManagerAddress"] for n in local_cluster.ray.nodes()} == {"127.0.0.1"}  # a node on loopback
     p = api.plan("fake_r", overrides={"units": [4, 8], "rounds": 2}, variants=["ok_off"])
     here = api.run(p, store=Store(tmp_path / "here.sqlite"), env=ENV)
     seen = []
@@ -79,6 +80,10 @@ def test_a_sweep_on_the_local_cluster_gives_the_local_runs_keys(local_cluster, f
     # stored: a second run on the cluster is served from the store
     again = api.run(p, store=store, env=ENV, cluster=local_cluster)
     assert all(r.cached for r in again)
+    # the instance's processes (its head, node, workers: children of this one) reached loopback addresses only
+    far = [(c.pid, c.raddr) for k in psutil.Process().children(recursive=True) for c in _connections(k)
+           if c.raddr and not c.raddr.ip.removeprefix("::ffff:").startswith("127.")]
+    assert not far, far
 
 
 @pytest.mark.slow
@@ -148,12 +153,19 @@ def test_ctrl_c_cancels_the_cluster_run_and_leaves_nothing_behind(tmp_path):
             proc.kill()
     assert proc.returncode == 130, err[-2000:]
     assert "interrupted" in err
-    deadline = time.monotonic() + 2.0  # every process gone within 2 s of the run's end
+    deadline = time.monotonic() + 5.0  # every process gone within seconds of the run's end (quiet: 2 s)
     while (left := [f"{pid}: {cmd}" for pid, cmd in seen.items() if _alive(pid)]) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not left, "left behind:\n" + "\n".join(left)
     # what finished is kept: the reference "ok" ran first
     assert any(r.variant == "ok" and r.ok for r in Store(tmp_path / "s.sqlite").records("fake"))
+
+
+def _connections(p: psutil.Process) -> list:
+    try:
+        return p.net_connections("inet")
+    except psutil.Error:
+        return []
 
 
 def _cmd(p: psutil.Process) -> list[str]:
