@@ -15,7 +15,7 @@ from rnnlab.core.views import TableView, to_frame
 
 # -- tables that fit their column ----------------------------------------------------------------------------------
 # The main column is 938 px wide at a 1400 px window with the sidebar open; a table wider than its column hides its
-# last columns behind a horizontal scroll (tests/pages/test_layout_browser.py), so every table's columns get widths
+# last columns behind a horizontal scroll (tests/pages/test_reading_browser.py), so every table's columns get widths
 # that add up to at most ``FULL`` px: long text wraps over up to ``max_lines`` lines instead.
 FULL = 925
 _PAD, _HEAD, _MIN = 20, 22, 52  # px: a cell's padding; a header's; the narrowest column
@@ -33,7 +33,7 @@ def _chars_px(line: str) -> float:
                else 6.6 for ch in line)
 
 
-_CELL_SCALE, _HEAD_SCALE = 1.12, 1.16  # measured with the grid's own font (tests/pages/test_text_browser.py)
+_CELL_SCALE, _HEAD_SCALE = 1.12, 1.16  # measured with the grid's own font (tests/pages/test_reading_browser.py)
 
 
 def _text_px(text: object, pad: float = _PAD) -> float:

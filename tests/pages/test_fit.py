@@ -1,5 +1,5 @@
 """Tables that fit the page (``ui.tables.fit_config`` / ``column_groups``): pure width arithmetic, no browser
-(tests/pages/test_layout_browser.py checks the rendered page)."""
+(tests/pages/test_reading_browser.py checks the rendered page)."""
 
 import pandas as pd
 
