@@ -2,7 +2,8 @@
 
 Every page opens without an exception block; a tiny experiment runs through the UI (real workers) and its table
 shows; a shared link (URL with query parameters) opens the same settings in a new session; a bad link warns.
-Screenshots of each page go to artifacts/screenshots/app-<page>.png (git-ignored).
+Screenshots of the empty overview, the run, a bad link and the overview after the run go to
+artifacts/screenshots/app-*.png (git-ignored); test_reading_browser.py screenshots every page with the bundled results.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def test_pages_run_and_shared_links(tmp_path):
                 continue
             open_page(page, url + ("/" if p.default else f"/{p.url_path}"))
             no_exception(page)
-            if p.url_path == "overview":
+            if p.url_path == "overview":  # (the reading walk screenshots every page; here, the one this run fills)
                 assert "static_rnn builds" in page.locator('[data-testid="stMain"]').inner_text()
-            screenshot(page, f"app-{p.url_path}")
+                screenshot(page, f"app-{p.url_path}")
     assert time.monotonic() - t_start < 180
