@@ -49,7 +49,6 @@ TRUTH = {"A/A": frozenset({rules.SAME}), "+10%": frozenset({rules.SAME, rules.HI
 # each statement ``rules.bound`` makes, and its column in the per-arm table (and key in ``--json``)
 COLUMNS = ((rules.LOWER, "faster"), (rules.SAME, "same"), (rules.HIGHER, "slower"), (rules.NOT_HIGHER, "not slower"),
            (rules.NOT_LOWER, "not faster"), (rules.NOISY, "noisy"), (rules.TOO_BUSY, "busy"))
-DEFAULT_SET = {"budget_s": 60}
 QUIET_UP_TO = 1  # competing processes up to which +20% must be called slower (above: "too busy" is allowed)
 
 
@@ -173,7 +172,7 @@ def _plan_point(experiment: str, preset: str | None, variant: str | None, rounds
     if "protocol" not in exp.params.names():
         raise RnnlabError(f"{experiment} has no interleaved protocol; calibrate needs one that times series "
                           f"(unroll, knobs, precision)")
-    overrides = {k: [v] for k, v in DEFAULT_SET.items()} if shape == "preset" else {}
+    overrides: dict = {}  # "preset": the preset's own shape (``core.params.PRESET_RUN``)
     if shape == "user":  # a user's own run: the experiment's defaults for how long and how often, never the preset's
         overrides.update({k: [exp.params[k].default] for k in USER_RUN if k in exp.params.names()})
     overrides.update(exp.params.parse_assignments(sets))

@@ -100,3 +100,12 @@ def test_kept_trials_are_scored_again_without_measuring(tmp_path):
     (tmp_path / "junk.json").write_text("[1]")
     with pytest.raises(RnnlabError, match="not what calibrate --keep writes"):
         calibrate.rescore(str(tmp_path / "junk.json"))
+
+
+@pytest.mark.parametrize("shape", ["preset", "user"])
+def test_each_shape_times_its_trials_as_a_run_of_that_shape_is_timed(shape):
+    from rnnlab.core.params import PRESET_RUN, USER_RUN
+
+    _, _, point = calibrate._plan_point("unroll", "seed", None, None, [], shape)
+    want = PRESET_RUN if shape == "preset" else USER_RUN
+    assert {k: point[k] for k in want} == want
