@@ -166,7 +166,7 @@ PARAMS: dict[str, Param] = {p.name: p for p in [
 USER_RUN: dict[str, Any] = {"rounds": 3, "budget_s": 45, "deadline_s": 60}
 # A preset's run shape: a user's windows (45 s), and no third round that would end past 180 s. The seed preset's twelve
 # arms spend about 55 s a round alone (cold builds, first calls, XLA compiles of the training step), which no window
-# budget shortens; its 120 s of windows and a third round took 5.7 min on a 2-core Xeon, this shape about 3.
+# budget shortens; its 120 s of windows and a third round took 5.7 min on a 2-core Xeon, this shape 3.1-3.3 min.
 PRESET_RUN: dict[str, Any] = {"rounds": 3, "budget_s": 45, "deadline_s": 180}
 # What an interleaved timing experiment (unroll, knobs, precision) is timed with, after its own configuration.
 TIMED = ("device", "repeats", "warmup", "seed", "rounds", "threads", "protocol", "budget_s", "deadline_s", "live",

@@ -57,8 +57,8 @@ from rnnlab.worker.context import MIN_WINDOW_S, START  # the protocol's worker s
 
 WINDOW_STEPS = 5  # steps per window of a per-step metric (ms); the window's value is their median
 BUILD_WINDOW = 1  # a build is long enough to be its own window
-MIN_CYCLES = 4  # windows per arm and per-step series in a round before the call may stop it (20 steps a round, 60 in
-#                the seed preset's up to 3 rounds, beside the sequential protocol's 30 repeats a round)
+MIN_CYCLES = 4  # windows per arm and per-step series in a round before the call may stop it (20 steps a round, 40-60 in
+#                the seed preset's 2-3 rounds, beside the sequential protocol's 30 repeats a round)
 MIN_BUILDS = 2  # a build series' windows in a point's first round before the call may stop it (builds differ by 2-12x)
 MIN_BUILDS_LATER = 1  # ... in a later round: 3 paired windows after two rounds, the fewest an interval is made from
 BATCH = 2  # cycles added between two looks at the calls
