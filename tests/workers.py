@@ -23,7 +23,8 @@ def run_variant(params, variant, ctx):
     if variant == "whoami":  # which process ran it, and its file-backed memory when it started (the zygote's tests)
         status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines() if ":" in line)
         return {"metrics": {"fwd_ms": 1.0},
-                "details": {"pid": os.getpid(), "ppid": os.getppid(), "rss_file_kb": int(status["RssFile"].split()[0])}}
+                "details": {"pid": os.getpid(), "ppid": os.getppid(), "rss_file_kb": int(status["RssFile"].split()[0]),
+                            "frozen": __import__("gc").get_freeze_count()}}
     if variant == "hog":
         blocks = [np.ones(50 * 2**20 // 8) for _ in range(40)]  # ~2 GB, touched
         time.sleep(30)

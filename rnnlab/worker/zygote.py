@@ -139,6 +139,7 @@ def serve(spec: dict, sock: socket.socket) -> int:
 
     for name in spec.get("preload") or ():
         importlib.import_module(name)
+    worker.freeze_imports()  # before the fork: no child's collection walks the import's objects
     ranges = resident_file_ranges()
     parent = os.getppid()
     _send(sock, {"type": "ready"})

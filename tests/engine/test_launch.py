@@ -69,6 +69,9 @@ def test_each_round_forks_from_a_new_zygote_and_a_child_maps_its_memory_again():
     assert dc["ppid"] != da["ppid"]  # the next round's from a new import
     # a fork maps the zygote's library pages only as it touches them; each child maps them again before its baseline
     assert da["rss_file_kb"] >= 0.9 * zygote_file_kb
+    # the import's objects are out of every collection's reach (``worker.main.freeze_imports``), forked or spawned
+    spawned = run_task(task("whoami", ["numpy"]), launcher=launch_subprocess, timeout_s=60, mem_limit_mb=None)
+    assert min(da["frozen"], dc["frozen"], spawned["details"]["frozen"]) > 10_000
 
 
 @linux
