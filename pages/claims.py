@@ -75,7 +75,7 @@ def plan_of(claim):
 
 
 # -- summary -------------------------------------------------------------------------------------------------------
-n = CV.counts(results)
+n = ui.shared(records, CV.counts, results)
 row = st.container(horizontal=True, gap="small")  # each card as wide as its label: never cut
 for s in STATUSES:
     row.metric(f"{ICON[s]} {s}", n[s], help=CV.STATUS_HELP[s], border=True, width="content")
@@ -93,7 +93,8 @@ f1.multiselect("seed", CV.SEEDS, format_func=lambda s: f"{s}: {CV.seed_name(s)}"
                placeholder="every seed")
 f2.multiselect("verdict", STATUSES, key=P + "w_status",
                placeholder="every verdict")
-shown = CV.select(results, seeds=st.session_state[P + "w_seeds"], statuses=st.session_state[P + "w_status"])
+shown = ui.shared(records, CV.select, results, seeds=st.session_state[P + "w_seeds"],
+                  statuses=st.session_state[P + "w_status"])
 if not shown:
     st.info("No claim matches these filters.", icon=":material/filter_alt_off:")
 else:
@@ -216,7 +217,7 @@ def experiment_section(name: str) -> None:
     once(st.markdown, f"**Device: {cfg.device}** ({ui.md_escape(cfg.source)})")
     if name == "knobs":
         ui.table(ui.shared(records, CV.knobs_view, cfg), key=f"{P}{name}_table")
-        for note in CV.knobs_notes(cfg):
+        for note in ui.shared(records, CV.knobs_notes, cfg):
             st.caption(ui.md_escape(note))
         chart = ui.shared(records, CV.knobs_chart, cfg, width=290)  # two panels side by side within the page
         if chart is not None:
@@ -226,12 +227,12 @@ def experiment_section(name: str) -> None:
         chart = ui.shared(records, CV.precision_chart, cfg, width=270)
         if chart is not None:
             ui.chart(chart)
-        notes = CV.precision_notes(cfg)  # composed from the records' numbers, with whose machine measured them
+        notes = ui.shared(records, CV.precision_notes, cfg)  # composed from the records' numbers, with whose machine measured them
         if notes:
-            st.markdown(f"**What each dtype does.** {ui.md_escape(CV.precision_notes_intro(cfg))}\n"
+            st.markdown(f"**What each dtype does.** {ui.md_escape(ui.shared(records, CV.precision_notes_intro, cfg))}\n"
                         + "\n".join(f"- `{v}`: {ui.md_escape(t)}" for v, t in notes))
     else:
-        st.markdown(ui.md_escape(CV.training_summary(cfg)))
+        st.markdown(ui.md_escape(ui.shared(records, CV.training_summary, cfg)))
         ui.table(ui.shared(records, CV.training_view, cfg), key=f"{P}{name}_table")
         acc, times = ui.shared(records, CV.training_charts, cfg)
         cols = st.columns(2)

@@ -93,7 +93,7 @@ ui.runbar.progress(P, plans.values())  # in the sidebar: in view wherever the pa
 # -- the mapping ---------------------------------------------------------------------------------------------------
 st.header("TF1 constructs and their Keras 3 replacements", divider="gray")
 view = MV.mapping_table(checks, params)
-ui.frame_table(MV.to_frame(view), columns=("TF1 construct", "Keras 3 code", "checked live"), key=P + "mapping",
+ui.frame_table(ui.view_frame(view), columns=("TF1 construct", "Keras 3 code", "checked live"), key=P + "mapping",
                max_lines=4, height="content", config={
     "TF1 construct": st.column_config.TextColumn(width=330),
     "checked live": st.column_config.TextColumn(width=130, help="pass/FAIL (max abs diff)")})

@@ -174,13 +174,13 @@ if fam:
                 + (f", or in a terminal: `{plans['cells'].command()}`" if "cells" in plans else "."),
                 icon=":material/info:")
     else:
-        ui.frame_table(PV.to_frame(matrix), height="content", key=P + "matrix", max_lines=4)
+        ui.frame_table(ui.view_frame(matrix), height="content", key=P + "matrix", max_lines=4)
         caption(matrix.caption)
 
 # -- all pitfalls --------------------------------------------------------------------------------------------------
 st.header("All pitfalls at these settings", divider="gray")
 summary = PV.summary(sel.shown, params)
-ui.frame_table(PV.to_frame(summary), height="content", key=P + "summary", max_lines=4)
+ui.frame_table(ui.view_frame(summary), height="content", key=P + "summary", max_lines=4)
 caption(summary.caption)
 if sel.shown:  # what `python -m rnnlab export --view pitfalls?...` writes: this pitfall, its family, the summary
     with ui.guard("Preparing the downloads"):

@@ -195,7 +195,7 @@ def stored(sec: Section, values: dict, chosen: list[str]):
 def styled_checks(view):
     """The checks table with pass green and FAIL red (the view itself stays plain text for the exports)."""
     colour = {"pass": "color: #1b7a3a; font-weight: 600", "FAIL": "color: #c62828; font-weight: 600"}
-    return vv.to_frame(view).style.map(lambda v: colour.get(v, ""))
+    return ui.view_frame(view).style.map(lambda v: colour.get(v, ""))
 
 
 def tab_report(name: str, shown):
@@ -255,7 +255,7 @@ with open_tab:
         tab = ui.shared(sec.records, vv.views, "padding", shown)
         st.header("What each padding strategy costs", divider="gray")
         view = tab.table
-        ui.frame_table(vv.to_frame(view), key=sec.prefix + "table", max_lines=2)
+        ui.frame_table(ui.view_frame(view), key=sec.prefix + "table", max_lines=2)
         st.caption(view.caption + ".")
         if tab.chart is not None:  # three panels side by side: each narrowed to fit the page
             ui.chart(tab.chart, panels=175)

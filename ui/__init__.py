@@ -21,5 +21,6 @@ from . import charts, tables  # noqa: F401
 from .charts import chart, panels_to  # noqa: F401
 from .common import anchor, findings_md, guard, how_to_get, md_escape, page_link, store  # noqa: F401
 from .shared import records, shared  # noqa: F401
-from .tables import MISSING, comparison_frame, comparison_tables, fit_config, frame_table, table  # noqa: F401
+from .tables import (MISSING, comparison_frame, comparison_tables, fit_config, frame_table, table,  # noqa: F401
+                     view_frame)
 from .urlsync import UrlSync  # noqa: F401

@@ -53,15 +53,26 @@ def _memo(version: tuple) -> Memo:
     return VIEWS
 
 
-def _key(x) -> object:
+def _key(x, memo: Memo) -> object:
     """An argument of a shared view as part of its key. Records drawn from ``records()`` at one version (the key
-    holds the version) are told apart by key, source and time: their repr would cost ~0.1 ms each on every rerun."""
+    holds the version) are told apart by key, source and time: their repr would cost ~0.1 ms each on every rerun.
+    A view this memo holds (or an item of one, or a list of such items: a filtered list of claims) is keyed by where
+    it came from (``Memo.origin``); anything else by its repr."""
     if isinstance(x, Records):
         return x.version
     if isinstance(x, Record):
         return ("record", x.key, x.source, x.created_at, x.cached)
-    if isinstance(x, (list, tuple)) and x and all(isinstance(r, Record) for r in x):
-        return (type(x).__name__,) + tuple(_key(r) for r in x)
+    if isinstance(x, (str, int, float, bool, type(None))):
+        return repr(x)
+    origin = memo.origin(x)
+    if origin is not None:
+        return ("view", origin)
+    if isinstance(x, (list, tuple)) and x:
+        if all(isinstance(r, Record) for r in x):
+            return (type(x).__name__,) + tuple(_key(r, memo) for r in x)
+        items = [memo.origin(i) for i in x]
+        if None not in items:
+            return (type(x).__name__, "views") + tuple(items)
     return repr(x)
 
 
@@ -73,6 +84,7 @@ def shared(records, fn, /, *args, **kw):
     version = getattr(records, "version", None)
     if not version:
         return fn(*args, **kw)
-    key = ("view", version, fn.__module__, fn.__qualname__, tuple(_key(a) for a in args),
-           tuple((k, _key(v)) for k, v in sorted(kw.items())))
-    return _memo(version).get(key, lambda: fn(*args, **kw))
+    memo = _memo(version)
+    key = ("view", version, fn.__module__, fn.__qualname__, tuple(_key(a, memo) for a in args),
+           tuple((k, _key(v, memo)) for k, v in sorted(kw.items())))
+    return memo.get(key, lambda: fn(*args, **kw))

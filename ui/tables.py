@@ -235,6 +235,28 @@ def column_groups(frame, *, config: dict | None = None, budget: int = FULL) -> l
 _LAYOUTS = Memo(size=1024)
 
 
+_FRAMES = Memo(size=512)  # id(view) -> (view, its frame): the view is held, so its id is not reused meanwhile
+_KNOWN = Memo(size=512)  # id(frame) -> (frame, its content key), for the frames view_frame made
+
+
+def view_frame(view: TableView):
+    """``to_frame(view)``, made once per view object (a shared view is the same object on every rerun of every
+    session) with its content key (:func:`frame_table` would pickle it again on each): shared, never changed in
+    place (a table copies what it shortens)."""
+    def make():
+        frame = to_frame(view)
+        _KNOWN.get(id(frame), lambda: (frame, _content_key(frame)))
+        return view, frame
+
+    held, frame = _FRAMES.get(id(view), make)
+    return frame if held is view else to_frame(view)  # an id reused after the first view was dropped
+
+
+def _known_content(data) -> bytes | None:
+    held = _KNOWN.peek(id(data))
+    return held[1] if held is not None and held[0] is data else _content_key(data)
+
+
 def _content_key(data) -> bytes | None:
     """``data`` (a DataFrame) as a key: its pickle (equal frames, equal bytes; a NaN equals itself here), or None
     for a frame that does not pickle (then it is laid out afresh)."""
@@ -281,7 +303,7 @@ def frame_table(frame, *, key: str | None = None, config: dict | None = None, bu
     arrow = not styler and not selectable and columns is None
     whole = tuple(whole)
     settings = (repr(config), budget, max_lines, pinned, selectable, arrow, whole)
-    content = _content_key(data)
+    content = _known_content(data) if columns is None else _content_key(data)
 
     def make():
         return _layout(data, config=config, budget=budget, max_lines=max_lines, pinned=pinned,
@@ -309,7 +331,7 @@ def table(view: TableView, *, key: str | None = None, caption: bool = True, conf
           budget: int = FULL, max_lines: int = 3, height=None) -> None:
     """A TableView as on screen: formatted strings that fit the column, the caption (configuration, source)
     under it."""
-    frame_table(to_frame(view), key=key, config=config, budget=budget, max_lines=max_lines, height=height)
+    frame_table(view_frame(view), key=key, config=config, budget=budget, max_lines=max_lines, height=height)
     if caption and view.caption:
         st.caption(view.caption)
 
@@ -317,7 +339,7 @@ def table(view: TableView, *, key: str | None = None, caption: bool = True, conf
 def comparison_frame(view: TableView):
     """A comparison table for the screen: each ratio beside its metric (their ``Column`` roles: a ratio's ``of`` is
     its metric's key), the error column only when a variant failed (exports keep the view's own layout)."""
-    frame = to_frame(view)
+    frame = view_frame(view)
     ratios: dict[str, list[str]] = {}
     for c in view.cols:
         if c.role == "ratio":

@@ -5,6 +5,10 @@ the records and the page's settings. ``Memo.get(key, make)`` computes ``make()``
 ask for it at the same moment (the others wait for the first), and keeps the latest ``size`` keys. A key carries the
 records' version (``core.store.Store.version``, the bundled files' stamp), so a store that changed is a new key and
 the old views age out. The values are shared, never copied: callers must not change them (views are frozen).
+
+``origin(x)``: the key a value kept here was made for (or, for an item of a kept list or tuple, that key and its
+index), found by identity. A view computed from another view is keyed by where its argument came from, not by the
+argument's repr, which for a claim list or a configuration with its records cost milliseconds on every rerun.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class Memo:
         self._lock = threading.Lock()
         self._values: OrderedDict[Hashable, object] = OrderedDict()
         self._pending: dict[Hashable, _Pending] = {}
+        self._origin: dict[int, tuple[object, Hashable]] = {}  # id -> (a kept value or an item of one, its key)
         self.hits = self.misses = 0
 
     def get(self, key: Hashable, make: Callable[[], T]) -> T:
@@ -61,11 +66,32 @@ class Memo:
         pending.value = value
         with self._lock:
             self._values[key] = value
+            self._note(key, value)
             while len(self._values) > self.size:
-                self._values.popitem(last=False)
+                self._forget(*self._values.popitem(last=False))
             del self._pending[key]
         pending.done.set()
         return value
+
+    def _note(self, key: Hashable, value: object) -> None:
+        """Remember where ``value`` (and each item of a list or tuple value) came from; the first key wins."""
+        self._origin.setdefault(id(value), (value, key))
+        if isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                self._origin.setdefault(id(item), (item, (key, i)))
+
+    def _forget(self, key: Hashable, value: object) -> None:
+        for x in (value, *(value if isinstance(value, (list, tuple)) else ())):
+            got = self._origin.get(id(x))
+            if got is not None and got[0] is x and (got[1] == key or got[1][:1] == (key,)):
+                del self._origin[id(x)]
+
+    def origin(self, x: object) -> Hashable | None:
+        """The key ``x`` was kept for (an item of a kept list or tuple: (key, index)), or None: ``x`` itself, by
+        identity, is not held here."""
+        with self._lock:
+            got = self._origin.get(id(x))
+        return got[1] if got is not None and got[0] is x else None
 
     def peek(self, key: Hashable):
         """The value kept for ``key``, or None (nothing is computed)."""
@@ -75,6 +101,7 @@ class Memo:
     def clear(self) -> None:
         with self._lock:
             self._values.clear()
+            self._origin.clear()
 
     def __len__(self) -> int:
         return len(self._values)

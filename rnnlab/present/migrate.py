@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 from rnnlab.core import format as fmt
 from rnnlab.core.record import Record, canonical_json
 from rnnlab.core.rules import ATOL
-from rnnlab.core.views import Column, Report, TableView, to_frame  # noqa: F401  (to_frame: the page's frames)
+from rnnlab.core.views import Column, Report, TableView
 from rnnlab.judge import select
 from rnnlab.judge.select import provenance
 from rnnlab.present.migrate_common import (CELLS, CHECK_VARIANTS, EXP, PRESETS, ROWS, SIZES, SUMMARY,  # noqa: F401

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from rnnlab.core import envinfo, format as fmt
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record, canonical_json
-from rnnlab.core.views import Column, Report, TableView, to_frame  # noqa: F401  (to_frame: the page's frames)
+from rnnlab.core.views import Column, Report, TableView
 from rnnlab.engine import api
 from rnnlab.experiments.pitfalls import EXPERIMENT, PITFALLS, error_summary
 from rnnlab.judge import select

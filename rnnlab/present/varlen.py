@@ -29,7 +29,7 @@ from rnnlab.core import format as fmt
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import fmt_params  # noqa: F401  (the page's captions)
 from rnnlab.core.record import Record
-from rnnlab.core.views import ChartView, Report, TableView, to_frame  # noqa: F401  (to_frame: the page's tables)
+from rnnlab.core.views import ChartView, Report, TableView
 from rnnlab.judge import select
 from rnnlab.judge.seed003 import conclusion  # noqa: F401  (how the page's verdict combines the two claims)
 from rnnlab.judge.select import source_note

@@ -34,3 +34,16 @@ def test_the_oldest_keys_go_and_a_failure_is_not_kept():
     with pytest.raises(ValueError):
         memo.get("x", lambda: (_ for _ in ()).throw(ValueError("boom")))
     assert memo.get("x", lambda: 1) == 1  # tried again, not the error kept
+
+
+def test_a_kept_value_and_each_of_its_items_say_where_they_came_from_until_they_go():
+    memo = Memo(size=2)
+    view, items = object(), [object(), object()]
+    assert memo.get("v", lambda: view) is view and memo.get("l", lambda: items) is items
+    assert memo.origin(view) == "v" and memo.origin(items) == "l" and memo.origin(items[1]) == ("l", 1)
+    assert memo.origin(object()) is None and memo.origin([*items]) is None  # an equal list made anew is not held
+    memo.get("w", lambda: 1)  # "v" goes: its value is no longer found by identity
+    assert memo.origin(view) is None and memo.origin(items[0]) == ("l", 0)
+    memo.clear()
+    assert memo.origin(items) is None
+

@@ -89,3 +89,27 @@ def test_a_comparison_puts_each_ratio_beside_its_metric_by_role_whatever_the_lab
     assert list(comparison_frame(TableView("t", "", cols, rows)).columns) == ["name", "time", "speed-up", "memory"]
     failed = TableView("t", "", cols, rows[:1] + (("b", "–", "–", "–", "OOM"),))
     assert list(comparison_frame(failed).columns) == ["name", "time", "why not", "speed-up", "memory"]
+
+
+def test_a_view_of_a_view_is_keyed_by_where_its_argument_came_from_not_by_its_repr():
+    import importlib
+
+    S = importlib.import_module("ui.shared")  # (``ui.shared`` the name is the function)
+
+    class Costly:
+        reprs = 0
+
+        def __repr__(self):
+            Costly.reprs += 1
+            return "Costly()"
+
+    records = S.Records()
+    records.version = ("records", "test", 1, None)  # (its last item: no upload token, the shared memo)
+    calls = []
+    made = S.shared(records, lambda: [Costly(), Costly()])
+    first = S.shared(records, lambda x: calls.append(x) or len(calls), made[0])
+    again = S.shared(records, lambda x: calls.append(x) or len(calls), made[0])
+    other = S.shared(records, lambda x: calls.append(x) or len(calls), made[1])
+    assert first == again == 1 and other == 2 and Costly.reprs == 0  # the item of a shared view: keyed by its origin
+    S.shared(records, lambda xs: len(xs), [made[1], made[0]])  # a list of such items (a filtered claim list) too
+    assert Costly.reprs == 0

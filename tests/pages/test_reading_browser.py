@@ -12,6 +12,9 @@ page has tables and charts to show). Each view is opened once and checked for al
   opens with a click, and the CSV download has it); a header wider than its column is cut. Any other text (labels,
   a select box's value, an input's placeholder, a popover's button, captions) is cut when an ancestor that clips
   (``overflow`` hidden or clip) ends before the text does and the clipping does not draw an ellipsis.
+- **Nothing from a third-party host.** Every request goes to the app's own server on loopback: no font, icon or
+  script from elsewhere (a ``:material/...`` page icon once had every visitor's browser fetch it from a font host);
+  the hosted pages a visitor uses are checked alike in test_hosted_browser.py.
 - **Results shows every cell whole**, not even shortened with an ellipsis (it read "keras_…", "noisy…",
   "Intel(R)…"): the grid holds short cells, the full checks and machines are written under it.
 
@@ -32,8 +35,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_util import (CHART, CHROMIUM, HEIGHT, NEEDS_CHROMIUM, SCREENSHOTS, TABLE, VIEWS, no_exception,
-                                 open_page, screenshot, wait_idle)
+from tests.browser_util import (CHART, CHROMIUM, HEIGHT, NEEDS_CHROMIUM, SCREENSHOTS, TABLE, VIEWS, keep_on_loopback,
+                                 no_exception, open_page, screenshot, wait_idle)
 
 pytestmark = [pytest.mark.slow,  # a Streamlit server, a browser and one tiny run
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NEEDS_CHROMIUM)]
@@ -233,6 +236,9 @@ def test_every_page_fits_cuts_no_text_and_a_run_shows_its_progress(bundled_site)
     from ui import nav
 
     url, page = bundled_site
+    leaving = keep_on_loopback(page.context)  # no font, icon or script from a third-party host (see the docstring)
+    requested: list[str] = []
+    page.on("request", lambda r: requested.append(r.url))
     known = {p.url_path for p in nav.existing()}
     views = [(n, q) for n, q in VIEWS if q.split("?")[0] in known]
     assert "results" in dict(views)
@@ -257,6 +263,8 @@ def test_every_page_fits_cuts_no_text_and_a_run_shows_its_progress(bundled_site)
             cut[name] = bad
         screenshot(page, f"page-{name}")
     walk_s = time.monotonic() - t0
+    assert len(requested) > 20, requested  # the pages were really loaded
+    assert not leaving, f"requests to third-party hosts: {leaving}"
     popover = slides_popover_cuts(page, url)
     progress = run_progress_box(page, url)
 
