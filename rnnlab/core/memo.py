@@ -83,7 +83,9 @@ class Memo:
     def _forget(self, key: Hashable, value: object) -> None:
         for x in (value, *(value if isinstance(value, (list, tuple)) else ())):
             got = self._origin.get(id(x))
-            if got is not None and got[0] is x and (got[1] == key or got[1][:1] == (key,)):
+            mine = got is not None and (got[1] == key or isinstance(got[1], tuple) and len(got[1]) == 2
+                                        and got[1][0] == key)  # the value, or one of its items
+            if mine and got[0] is x:
                 del self._origin[id(x)]
 
     def origin(self, x: object) -> Hashable | None:

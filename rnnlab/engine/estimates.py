@@ -40,9 +40,10 @@ QUICK_WORK_S = 1.0  # a quick preset's variant, when nothing says more
 MAX_WORKERS = 1000
 MAX_RUN_S = 6 * 3600.0
 BUSY_FROM = 0.5  # cores other processes take from which a round counts as timed beside other work
-# A round beside one busy process on 2 cores took 1.05-1.25x a quiet one's seconds here (most of a round is one
-# worker at a time, single-threaded Python): the stretch until this machine's own busy and quiet rounds say theirs
-STRETCH = 1.2
+# A run beside one busy process on 2 cores took 1.25x a quiet one's seconds for a user's question (2 arms) and 1.47x
+# for the seed preset (12 arms: more of it one worker at a time, compiling) on a 2-core Xeon (af29b51): the stretch
+# until this machine's own busy and quiet rounds say theirs (1.2 said 2.9 min for the seed preset's 4.5)
+STRETCH = 1.35
 
 
 @dataclass(frozen=True)
