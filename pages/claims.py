@@ -227,7 +227,7 @@ def experiment_section(name: str) -> None:
         chart = ui.shared(records, CV.precision_chart, cfg, width=270)
         if chart is not None:
             ui.chart(chart)
-        notes = ui.shared(records, CV.precision_notes, cfg)  # composed from the records' numbers, with whose machine measured them
+        notes = ui.shared(records, CV.precision_notes, cfg)  # from the records' numbers, with whose machine timed them
         if notes:
             st.markdown(f"**What each dtype does.** {ui.md_escape(ui.shared(records, CV.precision_notes_intro, cfg))}\n"
                         + "\n".join(f"- `{v}`: {ui.md_escape(t)}" for v, t in notes))
