@@ -23,7 +23,7 @@ def _share_altair_lock() -> None:
 
 _share_altair_lock()
 
-_SPECS = Memo(size=512)  # id(chart) -> (chart, its screen spec): the chart is held, so its id is not reused meanwhile
+_SPECS = Memo(size=512)  # a chart's screen spec, per chart object (``Memo.of``)
 
 
 def _screen_spec(chart) -> dict:
@@ -59,12 +59,7 @@ def chart(obj, *, where=None, panels: int | None = None, **kw) -> None:
     ``panels_to``). The spec is converted once per chart object (a shared view's), not on every rerun."""
     src = obj.spec if isinstance(obj, ChartView) else obj  # (an Altair facet chart has a ``spec`` too: its panel)
 
-    def make():
-        return src, _screen_spec(panels_to(src, panels) if panels else src)
-
-    held, spec = _SPECS.get((id(src), panels), make)
-    if held is not src:  # an id reused by another object after the first was dropped: convert it afresh
-        spec = make()[1]
+    spec = _SPECS.of(src, lambda: _screen_spec(panels_to(src, panels) if panels else src), panels)
     (where or st).vega_lite_chart(spec=spec, **kw)
 
 

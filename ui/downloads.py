@@ -84,18 +84,7 @@ def _slide_options(row, rep: Report, key: str) -> tuple[tuple[str, ...], bool]:
 
 
 EXPENSIVE = ("pptx", "png")  # made on a click (seconds each), then kept for every session; the rest with the page
-BYTES = Memo(size=64)  # (id(report), format, deck options) -> (report, bytes): the report held, so its id stays its
-
-
-def _bytes(rep: Report, fmt: str, options: tuple, make) -> bytes:
-    held, data = BYTES.get((id(rep), fmt, options), lambda: (rep, make()))
-    return data if held is rep else make()
-
-
-def _made(rep: Report, fmt: str, options: tuple) -> bytes | None:
-    """The bytes already made for this report, format and options, or None."""
-    got = BYTES.peek((id(rep), fmt, options))
-    return got[1] if got is not None and got[0] is rep else None
+BYTES = Memo(size=64)  # a report's bytes per format and deck options, per report object (``Memo.of``)
 
 
 def buttons(rep: Report, *, key: str, formats: Sequence[str] = FORMATS,
@@ -121,12 +110,12 @@ def buttons(rep: Report, *, key: str, formats: Sequence[str] = FORMATS,
             row.download_button(text, data=b"", file_name=name, mime=mime, disabled=True, on_click="ignore",
                                 icon=":material/download:", **common)
             continue
-        data = _made(rep, fmt, options) if fmt in EXPENSIVE else _bytes(rep, fmt, options, make)
+        data = BYTES.peek_of(rep, fmt, options) if fmt in EXPENSIVE else BYTES.of(rep, make, fmt, options)
         if data is None:
             if row.button(f"Make {text}", key=f"{key}-make-{fmt}", icon=":material/build:",
                           help=f"{ex.description}: made now (a few seconds), then offered for download"):
                 with st.spinner(f"Making the {text}…"):
-                    data = _bytes(rep, fmt, options, make)
+                    data = BYTES.of(rep, make, fmt, options)
             else:
                 continue
         row.download_button(text, data=data, file_name=name, mime=mime, on_click="ignore",

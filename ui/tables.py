@@ -235,8 +235,8 @@ def column_groups(frame, *, config: dict | None = None, budget: int = FULL) -> l
 _LAYOUTS = Memo(size=1024)
 
 
-_FRAMES = Memo(size=512)  # id(view) -> (view, its frame): the view is held, so its id is not reused meanwhile
-_KNOWN = Memo(size=512)  # id(frame) -> (frame, its content key), for the frames view_frame made
+_FRAMES = Memo(size=512)  # a view's frame, per view object (``Memo.of``)
+_CONTENT = Memo(size=512)  # the content key of a frame view_frame made, per frame object
 
 
 def view_frame(view: TableView):
@@ -245,16 +245,10 @@ def view_frame(view: TableView):
     place (a table copies what it shortens)."""
     def make():
         frame = to_frame(view)
-        _KNOWN.get(id(frame), lambda: (frame, _content_key(frame)))
-        return view, frame
+        _CONTENT.of(frame, lambda: _content_key(frame))
+        return frame
 
-    held, frame = _FRAMES.get(id(view), make)
-    return frame if held is view else to_frame(view)  # an id reused after the first view was dropped
-
-
-def _known_content(data) -> bytes | None:
-    held = _KNOWN.peek(id(data))
-    return held[1] if held is not None and held[0] is data else _content_key(data)
+    return _FRAMES.of(view, make)
 
 
 def _content_key(data) -> bytes | None:
@@ -303,7 +297,7 @@ def frame_table(frame, *, key: str | None = None, config: dict | None = None, bu
     arrow = not styler and not selectable and columns is None
     whole = tuple(whole)
     settings = (repr(config), budget, max_lines, pinned, selectable, arrow, whole)
-    content = _known_content(data) if columns is None else _content_key(data)
+    content = (_CONTENT.peek_of(data) if columns is None else None) or _content_key(data)
 
     def make():
         return _layout(data, config=config, budget=budget, max_lines=max_lines, pinned=pinned,

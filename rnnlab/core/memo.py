@@ -95,6 +95,18 @@ class Memo:
             got = self._origin.get(id(x))
         return got[1] if got is not None and got[0] is x else None
 
+    def of(self, obj: object, make: Callable[[], T], *more: Hashable) -> T:
+        """``make()`` once per object, found by identity (``more``: what else the value depends on). The object is
+        kept beside its value, so its id is not another's while kept; an object whose id was another's, dropped since,
+        gets its value made afresh."""
+        held, value = self.get((id(obj), *more), lambda: (obj, make()))
+        return value if held is obj else make()
+
+    def peek_of(self, obj: object, *more: Hashable):
+        """The value :meth:`of` keeps for ``obj`` (and ``more``), or None (nothing is made)."""
+        got = self.peek((id(obj), *more))
+        return got[1] if got is not None and got[0] is obj else None
+
     def peek(self, key: Hashable):
         """The value kept for ``key``, or None (nothing is computed)."""
         with self._lock:

@@ -47,3 +47,15 @@ def test_a_kept_value_and_each_of_its_items_say_where_they_came_from_until_they_
     memo.clear()
     assert memo.origin(items) is None
 
+
+
+def test_a_value_per_object_is_made_once_and_never_given_to_another_object():
+    memo, made = Memo(size=1), []
+    a, b = object(), object()
+    assert memo.of(a, lambda: made.append("a") or "A", "fmt") == "A" == memo.of(a, lambda: "again", "fmt")
+    assert memo.peek_of(a, "fmt") == "A" and memo.peek_of(a, "other") is None and memo.peek_of(b, "fmt") is None
+    assert memo.of(b, lambda: "B", "fmt") == "B" and memo.peek_of(a, "fmt") is None  # a's went (size 1)
+    assert made == ["a"]
+    key = (id(a), "fmt")
+    memo.get(key, lambda: (b, "B's"))  # another object's value under a's id (an id reused after a was dropped)
+    assert memo.of(a, lambda: "A anew", "fmt") == "A anew" and memo.peek_of(a, "fmt") is None
