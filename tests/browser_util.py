@@ -1,4 +1,5 @@
-"""A headless Streamlit server and Chromium page for the browser tests (and for taking screenshots by hand).
+"""A headless Streamlit server and Chromium page for the browser tests (and for taking screenshots by hand: the tests
+write theirs to artifacts/screenshots/ with ``RNNLAB_SCREENSHOTS=1``).
 
     with streamlit_server(store_path) as url:
         with chromium_page() as page:
@@ -154,8 +155,18 @@ def open_page(page, url: str, timeout: float = 60.0) -> None:
     wait_idle(page, timeout)
 
 
-def screenshot(page, name: str, *, max_height: int = 7000) -> Path:
-    """The whole page: Streamlit scrolls inside its main block, so the viewport is stretched to the content first."""
+def shots_wanted() -> bool:
+    """Whether the browser tests write their screenshots (``RNNLAB_SCREENSHOTS=1``): a whole-page picture costs
+    Chromium about a CPU-second, twenty of them a sixth of the browser tests' time, and only a person reads them."""
+    return os.environ.get("RNNLAB_SCREENSHOTS", "") not in ("", "0")
+
+
+def screenshot(page, name: str, *, max_height: int = 7000, always: bool = False) -> Path | None:
+    """The whole page: Streamlit scrolls inside its main block, so the viewport is stretched to the content first.
+    Only when :func:`shots_wanted`, or ``always`` (a test that reads the picture, or needs the whole page drawn);
+    else None."""
+    if not (always or shots_wanted()):
+        return None
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     size = page.viewport_size

@@ -123,6 +123,46 @@ def run_here(module, variant: str, params: dict, *, env: dict | None = None) -> 
                   details=json.loads(json.dumps(res["details"])), env=env)
 
 
+# The variable-length experiments at their smallest sizes: varlen's quick preset; padding and seed003 smaller still
+# (their static graphs dominate the time)
+VARLEN_TINY = {"varlen": {k: v for k, v in experiments.get("varlen").presets["quick"].items() if k != "variants"},
+               "padding": {"cell": "lstm", "units": 8, "batch": 8, "seq_len": 10, "input_dim": 4,
+                           "lengths": "uniform:2-10", "n_sequences": 24, "buckets": 2, "repeats": 1, "warmup": 0},
+               "seed003": {"units": 8, "batch": 8, "seq_len": 8, "input_dim": 4, "lengths": "fixed:3",
+                           "parallel_iterations": 8, "interval": 2, "steps": 3, "n_data": 16}}
+
+
+def varlen_runs(tmp_path_factory) -> dict[str, tuple[dict, dict]]:
+    """experiment -> (params, variant -> ``run_variant``'s result with the phases it reported, ``"phases"``) for
+    every variant of varlen, padding and seed003 at ``VARLEN_TINY``, run in this process once for the whole test
+    run: the experiments' tests and their page's share them. TensorFlow: for slow tests only."""
+    import importlib
+
+    from rnnlab.worker.context import WorkerContext
+
+    def make() -> dict:
+        out = {}
+        for name, sizes in VARLEN_TINY.items():
+            mod = importlib.import_module(f"rnnlab.experiments.{name}")
+            params = mod.EXPERIMENT.params.fill(sizes)
+            params["device"] = "cpu"
+            res = {}
+            for v in mod.EXPERIMENT.variants:
+                ctx = WorkerContext()
+                res[v] = {**mod.run_variant(dict(params), v, ctx), "phases": list(ctx.phases)}
+            out[name] = (params, res)
+        return out
+    return once_per_run(tmp_path_factory, "varlen-runs", make)
+
+
+def as_records(experiment: str, params: dict, results: dict, *, env: dict | None = None) -> list[Record]:
+    """``run_variant`` results (variant -> result) stored as ``api.run`` would (details through JSON)."""
+    import json
+
+    return [stored(experiment, v, params, metrics=r["metrics"], details=json.loads(json.dumps(r["details"])), env=env)
+            for v, r in results.items()]
+
+
 def make_record(variant: str, params: dict, *, error: str | None = None, scale: float = 1.0) -> Record:
     """An unroll record of this machine (its real env and key), metrics growing with the variant's place."""
     from rnnlab.tf.variants import BASE_VARIANTS

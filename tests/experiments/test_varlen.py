@@ -1,4 +1,4 @@
-"""Issue 4: variable-length sequences -- the checks really check, the padding arithmetic, the quick presets run."""
+"""Issue 4: variable-length sequences -- the checks really check, the padding arithmetic, the experiments run (at\ntheir smallest sizes, the runs their page's tests read too)."""
 
 import os
 
@@ -7,12 +7,11 @@ os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # before anything imports Ten
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from rnnlab.worker.context import WorkerContext  # noqa: E402
 from rnnlab.tf import numpy_ref  # noqa: E402
 from rnnlab.tf.weights import make_inputs, make_weights  # noqa: E402
 from rnnlab.tf import cudnn  # noqa: E402
 from rnnlab.tf import varlen_checks as checks, batching as padding  # noqa: E402
-from tests.factories import BOX_ENV, record  # noqa: E402
+from tests.factories import BOX_ENV, record, varlen_runs  # noqa: E402
 
 CELLS = ("rnn", "lstm", "gru")
 B, T, D, H = 4, 7, 3, 5
@@ -183,30 +182,34 @@ def test_padding_never_wastes_with_equal_lengths():
 
 
 # -- the experiments, in process ------------------------------------------------------------------------------------
-def _run(exp_module, preset="quick", variants=None, **over):
-    import importlib
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory):
+    """Every variant of varlen, padding and seed003 run in this process at their smallest sizes (varlen's quick
+    preset; the page's tests read the same runs as records): experiment -> (params, variant -> result)."""
+    return varlen_runs(tmp_path_factory)
 
-    mod = importlib.import_module(f"rnnlab.experiments.{exp_module}")
-    exp = mod.EXPERIMENT
-    pre = {k: v for k, v in exp.presets[preset].items() if k != "variants"}
-    params = exp.params.fill({**pre, **over})
-    out = {}
-    for v in variants or exp.variants:
-        ctx = WorkerContext()
-        res = mod.run_variant(dict(params), v, ctx)
-        assert ctx.phases, v
-        undocumented = set(res["metrics"]) - set(exp.metrics_doc)
+
+def _run(runs, name):
+    """The experiment, its params and its results, each result checked as the harness would take it: phases
+    reported, every metric documented and a finite float."""
+    from rnnlab import experiments
+
+    exp = experiments.get(name)
+    params, res = runs[name]
+    assert set(res) == set(exp.variants)
+    for v, r in res.items():
+        assert r["phases"], v
+        undocumented = set(r["metrics"]) - set(exp.metrics_doc)
         assert not undocumented, (v, undocumented)
-        assert all(isinstance(x, float) and np.isfinite(x) for x in res["metrics"].values()), v
-        out[v] = res
-    return exp, params, out
+        assert all(isinstance(x, float) and np.isfinite(x) for x in r["metrics"].values()), v
+    return exp, params, res
 
 
 @pytest.mark.slow  # TensorFlow workers or a heavy run
-def test_varlen_quick_preset():
+def test_varlen_quick_preset(runs):
     import json
 
-    exp, params, res = _run("varlen")
+    exp, params, res = _run(runs, "varlen")
     assert exp.reference in res and exp.page == "varlen"
     for v in ("tf1_static", "tf1_dynamic"):
         assert res[v]["metrics"]["checks_passed"] == 3.0 and res[v]["metrics"]["final_state_err"] < 1e-5
@@ -237,8 +240,8 @@ def test_varlen_observes_a_subset_of_long_sequences():
 
 
 @pytest.mark.slow  # TensorFlow workers or a heavy run
-def test_padding_quick_preset():
-    _, params, res = _run("padding")
+def test_padding_smallest_sizes(runs):
+    _, params, res = _run(runs, "padding")
     m = {v: r["metrics"] for v, r in res.items()}
     assert m["pad_global"]["n_shapes"] <= 2 and m["pad_global"]["builds"] == 2 * m["pad_global"]["n_shapes"]
     assert m["sort"]["builds"] == 2 * m["sort"]["n_shapes"]  # one trace per shape, none during the epochs
@@ -253,21 +256,22 @@ def test_padding_quick_preset():
 
 
 @pytest.mark.slow  # TensorFlow workers or a heavy run
-def test_seed003_quick_preset_and_verdict():
+def test_seed003_smallest_sizes_and_verdict(runs):
     from rnnlab.experiments.seeds import SEED_003_FIGURES
     from rnnlab.present.varlen import seed003_verdict
 
-    exp, params, res = _run("seed003")
+    exp, params, res = _run(runs, "seed003")
+    longest = float(params["lengths"].split(":")[1])  # fixed:N
     recs = [record("seed003", v, params, env=BOX_ENV, key=v, created_at="2024-01-01T00:00:00Z", **r["metrics"])
             for v, r in res.items()]
     for r in res.values():
         m = r["metrics"]
-        assert m["cell_steps_run"] == m["loop_steps_max"] == 4.0  # both stop at max(sequence_length)
+        assert m["cell_steps_run"] == m["loop_steps_max"] == longest  # both stop at max(sequence_length)
         assert m["together_s"] > m["build_s"] and m["steps_per_s"] > 0
         assert r["details"]["seed_claims"] in (SEED_003_FIGURES["static"], SEED_003_FIGURES["dynamic"])
     assert res["static"]["metrics"]["graph_nodes"] > res["dynamic"]["metrics"]["graph_nodes"]
     text = seed003_verdict(recs).text
-    assert "Verdict:" in text and "smaller configuration" in text and "max(sequence_length) = 4" in text
+    assert "Verdict:" in text and "smaller configuration" in text and f"max(sequence_length) = {longest:g}" in text
     assert SEED_003_FIGURES["static"]["steps_per_s"] == pytest.approx(20.3, abs=0.01)
     assert SEED_003_FIGURES["dynamic"]["first_interval_steps_per_s"] == pytest.approx(5.27, abs=0.01)
     assert exp.presets["seed"]["seq_len"] == 300 and exp.presets["seed"]["lengths"] == "fixed:20"

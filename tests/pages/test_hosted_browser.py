@@ -3,8 +3,8 @@ store, cannot start a second heavy process while one is going, and cannot cancel
 it uses fetch nothing from a third-party host (every page: test_reading_browser.py); visitors' uploads do not outlive
 them.
 
-A headless ``streamlit run`` server and Chromium (Playwright), as in test_browser.py. The screenshot of the hosted
-Results page goes to artifacts/screenshots/hosted-results-readonly.png (git-ignored).
+A headless ``streamlit run`` server and Chromium (Playwright), as in test_browser.py. With ``RNNLAB_SCREENSHOTS=1``, the
+hosted Results page goes to artifacts/screenshots/hosted-results-readonly.png (git-ignored).
 """
 
 from __future__ import annotations

@@ -541,7 +541,7 @@ def test_browser_pages_with_records_and_screenshots(records, tmp_path):
                 page.locator('[data-testid="stException"]').first.inner_text()[:2000]
             main = page.locator('[data-testid="stMain"]').inner_text()
             assert expect in main and "Traceback" not in main
-            shot = screenshot(page, name)
+            shot = screenshot(page, name, always=True)
             assert shot.stat().st_size > 10_000
         open_page(page, url + "/pitfalls?variants=shape_seq_len_dtype&cell=rnn&preset=quick")
         _settle(page)

@@ -29,7 +29,7 @@ from rnnlab.core.store import Store
 from rnnlab.judge import claims
 from rnnlab.present import varlen as vv
 from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
-from tests.factories import once_per_run, run_here
+from tests.factories import VARLEN_TINY, as_records, varlen_runs
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
 
@@ -44,12 +44,7 @@ def quick_values(experiment: str) -> dict:
     return {k: v for k, v in experiments.get(experiment).presets["quick"].items() if k != "variants"}
 
 
-# The records' sizes: varlen's quick preset; padding and seed003 smaller still (their static graphs dominate the time)
-TINY = {"varlen": quick_values("varlen"),
-        "padding": {"cell": "lstm", "units": 8, "batch": 8, "seq_len": 10, "input_dim": 4, "lengths": "uniform:2-10",
-                    "n_sequences": 24, "buckets": 2, "repeats": 1, "warmup": 0},
-        "seed003": {"units": 8, "batch": 8, "seq_len": 8, "input_dim": 4, "lengths": "fixed:3",
-                    "parallel_iterations": 8, "interval": 2, "steps": 3, "n_data": 16}}
+TINY = VARLEN_TINY
 
 
 def tiny_query(experiment: str) -> dict:
@@ -57,23 +52,11 @@ def tiny_query(experiment: str) -> dict:
     return {"tab": TAB_OF[experiment], **{k: str(v) for k, v in TINY[experiment].items()}}
 
 
-# -- records, once per module ------------------------------------------------------------------------------------------
-def measure(experiment: str) -> list[Record]:
-    """Every variant of ``experiment`` at the TINY sizes, in this process, as the records ``api.run`` would store."""
-    import importlib
-
-    exp = experiments.get(experiment)
-    mod = importlib.import_module(f"rnnlab.experiments.{experiment}")
-    params = exp.params.fill(TINY[experiment])
-    params["device"] = "cpu"
-    return [run_here(mod, v, params) for v in exp.variants]
-
-
+# -- records, once per run ---------------------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def recs(tmp_path_factory) -> dict[str, list[Record]]:
-    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-    return once_per_run(tmp_path_factory, "varlen-records",
-                        lambda: {name: measure(name) for name in ("varlen", "padding", "seed003")})
+    """Every variant of varlen, padding and seed003 at the TINY sizes, as the records ``api.run`` would store."""
+    return {name: as_records(name, params, res) for name, (params, res) in varlen_runs(tmp_path_factory).items()}
 
 
 def fill(recs: dict, *names: str) -> None:

@@ -24,7 +24,7 @@ of the window, is clicked: right away the progress bar must be inside the viewpo
 sidebar, ``ui.sidebar.run_area``), and the run is cancelled.
 
 One test, so the pages are opened and screenshot once: every test process that asks for the site starts a server
-and a browser of its own. Screenshots: artifacts/screenshots/page-<view>.png, text-slides-popover.png, text-run.png.
+and a browser of its own. With ``RNNLAB_SCREENSHOTS=1``: artifacts/screenshots/page-<view>.png, text-slides-popover.png, text-run.png.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser_util import (CHART, CHROMIUM, HEIGHT, NEEDS_CHROMIUM, SCREENSHOTS, TABLE, VIEWS, keep_on_loopback,
-                                 no_exception, open_page, screenshot, wait_idle)
+                                 no_exception, open_page, screenshot, shots_wanted, wait_idle)
 
 pytestmark = [pytest.mark.slow,  # a Streamlit server, a browser and one tiny run
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NEEDS_CHROMIUM)]
@@ -289,8 +289,9 @@ def slides_popover_cuts(page, url: str) -> list[str]:
     page.wait_for_timeout(500)
     assert "table columns" in body.inner_text()
     bad = [f"{c['what']} ({c['where']})" for c in page.evaluate(DOM_CUTS)]
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / "text-slides-popover.png"))  # the window: the popover is a layer
+    if shots_wanted():
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "text-slides-popover.png"))  # the window: the popover is a layer
     page.keyboard.press("Escape")
     return bad
 
