@@ -26,6 +26,7 @@ from rnnlab.tf import measure  # noqa: E402
 from rnnlab.tf.measure import METRICS, run_variant  # noqa: E402
 from rnnlab.tf.numpy_ref import as_outputs, forward  # noqa: E402
 from rnnlab.tf.weights import Problem  # noqa: E402
+from tests.factories import once_per_run  # noqa: E402
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
 
@@ -83,15 +84,22 @@ def _measured(params):
     return out
 
 
-def _results(config):
-    """All variants of one config, run once per test session: {variant: (outputs, run_variant's result, its
-    phases)}, the last two None for a config whose outputs alone are checked."""
-    if config not in _cache:
-        cell, layers, lengths, time_major, whole = config
-        params = _params(cell, layers, lengths, time_major)
-        _cache[config] = (params, _measured(params) if whole else
-                          {v: (_forward_outputs(params, v), None, None) for v in BASE_VARIANTS})
-    return _cache[config]
+@pytest.fixture(scope="session")
+def _results(tmp_path_factory):
+    """All variants of one config, run once per test run (whichever test process asks first: the whole config's
+    variants and XLA forms take 15 CPU-seconds): config -> {variant: (outputs, run_variant's result, its phases)},
+    the last two None for a config whose outputs alone are checked."""
+    def results(config):
+        if config not in _cache:
+            cell, layers, lengths, time_major, whole = config
+
+            def make():
+                params = _params(cell, layers, lengths, time_major)
+                return (params, _measured(params) if whole else
+                        {v: (_forward_outputs(params, v), None, None) for v in BASE_VARIANTS})
+            _cache[config] = once_per_run(tmp_path_factory, "numeric-" + _ids(config), make)
+        return _cache[config]
+    return results
 
 
 def _ids(c):
@@ -99,7 +107,7 @@ def _ids(c):
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=[_ids(c) for c in CONFIGS])
-def test_variants_agree_with_reference_and_tf1_dynamic(config):
+def test_variants_agree_with_reference_and_tf1_dynamic(config, _results):
     params, results = _results(config)
     pb = Problem(params)
     ref = as_outputs(*forward(pb.cell, pb.weights, pb.x, pb.lengths))
@@ -123,7 +131,7 @@ def test_variants_agree_with_reference_and_tf1_dynamic(config):
             assert not np.any(outs["outputs"][pad]), variant
 
 
-def test_metrics_details_and_phases():
+def test_metrics_details_and_phases(_results):
     params, results = _results(CONFIGS[0])
     assert set(results) == set(BASE_VARIANTS) | set(XLA_FORMS)
     for variant, (_, res, phases) in results.items():
