@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -24,7 +21,7 @@ from rnnlab.engine.runner import Cancelled, Progress
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.tf.variants import BASE_VARIANTS
-from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
+from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, render_probe, renders_fast_without_tensorflow  # noqa: F401
 from tests.factories import SEED, UNROLL, make_record, this_env  # noqa: F401
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
@@ -420,37 +417,7 @@ def test_results_by_machine_sets_an_imported_machine_beside_this_one():
 
 
 # -- speed and imports ---------------------------------------------------------------------------------------------
-_PROBE = textwrap.dedent("""
-    import json, sys, time
-    from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file(sys.argv[1], default_timeout=60)
-    t = time.perf_counter(); at.run(); cold = time.perf_counter() - t   # includes AppTest's own start-up
-    out = {"cold_first_run_s": cold, "pages": {}}
-    for page in sys.argv[2:] + [sys.argv[2]]:
-        at.switch_page(page)
-        # CPU seconds of this process (the render runs in AppTest's thread here): what the page costs, not what
-        # another test process beside it (pytest -n 2) takes from the same cores
-        t = time.process_time(); at.run(); dt = time.process_time() - t
-        out["pages"].setdefault(page, dt)                # each page's first render in this session
-        out.setdefault("exceptions", []).extend(e.value for e in at.exception)
-    out["tensorflow"] = "tensorflow" in sys.modules
-    out["keras"] = "keras" in sys.modules
-    print(json.dumps(out))
-""")
-
-
 def test_pages_render_fast_and_never_import_tensorflow(tmp_path):
     seed_store(sweep=True)
-    script = tmp_path / "probe.py"
-    script.write_text(_PROBE)
     pages = ["pages/unrolling.py", "pages/results.py", "pages/overview.py"]
-    res = subprocess.run([sys.executable, str(script), APP, *pages], capture_output=True, text=True, timeout=120,
-                         cwd=ROOT, env={**os.environ})
-    assert res.returncode == 0, res.stderr[-3000:]
-    out = json.loads(res.stdout.strip().splitlines()[-1])
-    print("page render CPU times (s):", {k: round(v, 3) for k, v in out["pages"].items()},
-          "cold first run:", round(out["cold_first_run_s"], 2))
-    assert not out["exceptions"]
-    assert out["tensorflow"] is False and out["keras"] is False
-    for page, dt in out["pages"].items():
-        assert dt < 1.5, f"{page} took {dt:.2f} s"
+    renders_fast_without_tensorflow(render_probe(tmp_path, [(p, {}) for p in pages + pages[:1]]))

@@ -9,9 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -28,7 +25,7 @@ from rnnlab.core.errors import RnnlabError
 from rnnlab.core.rules import STATUSES
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store
-from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, shown_as  # noqa: F401
+from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, shown_as, render_probe, renders_fast_without_tensorflow  # noqa: F401
 from tests.factories import stored
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
@@ -333,31 +330,9 @@ def test_export_claims_writes_the_pages_table(tmp_path):
     assert [r[header.index("tested by")].split(" ")[0] for r in rows] == list(frame["tested by"])
 
 
-_PROBE = textwrap.dedent("""
-    import json, sys, time
-    from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file(sys.argv[1], default_timeout=60)
-    at.run()
-    at.switch_page("pages/claims.py")
-    t = time.perf_counter(); at.run(); first = time.perf_counter() - t
-    t = time.perf_counter(); at.run(); again = time.perf_counter() - t
-    print(json.dumps({"first": first, "again": again, "exceptions": [e.value for e in at.exception],
-                      "tensorflow": "tensorflow" in sys.modules, "keras": "keras" in sys.modules}))
-""")
-
-
 def test_renders_fast_from_the_store_and_never_imports_tensorflow(tmp_path):
     Store().put_many(full_records())
-    script = tmp_path / "probe.py"
-    script.write_text(_PROBE)
-    res = subprocess.run([sys.executable, str(script), APP], capture_output=True, text=True, timeout=120, cwd=ROOT,
-                         env={**os.environ})
-    assert res.returncode == 0, res.stderr[-3000:]
-    out = json.loads(res.stdout.strip().splitlines()[-1])
-    print("claims page render (s): first", round(out["first"], 3), "again", round(out["again"], 3))
-    assert not out["exceptions"]
-    assert out["tensorflow"] is False and out["keras"] is False
-    assert out["first"] < 1.5 and out["again"] < 1.5
+    renders_fast_without_tensorflow(render_probe(tmp_path, [("pages/claims.py", {})] * 2))  # first, then again
 
 
 # -- pure pieces -------------------------------------------------------------------------------------------------------

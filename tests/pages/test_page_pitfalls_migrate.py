@@ -13,11 +13,7 @@ import os
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # before any TensorFlow import: the TF1 cells need tf-keras
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import json  # noqa: E402
 import re  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import textwrap  # noqa: E402
 import time  # noqa: E402
 import urllib.parse  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -34,7 +30,7 @@ from rnnlab.experiments import pitfalls as pitfalls_exp  # noqa: E402
 from rnnlab.present import migrate as MV  # noqa: E402
 from rnnlab.core.record import Record  # noqa: E402
 from rnnlab.core.store import Store  # noqa: E402
-from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, shown_as  # noqa: E402,F401
+from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, shown_as, render_probe, renders_fast_without_tensorflow  # noqa: E402,F401
 from tests.factories import once_per_run, run_here, stored, this_env  # noqa: E402
 
 pytestmark = [pytest.mark.slow,  # Streamlit pages, a browser or TensorFlow
@@ -479,38 +475,12 @@ def test_views_without_records_and_the_cudnn_question():
 
 
 # -- speed, imports, browser -----------------------------------------------------------------------------------------
-_PROBE = textwrap.dedent("""
-    import json, sys, time
-    from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file(sys.argv[1], default_timeout=60)
-    at.run()
-    out = {"pages": {}, "exceptions": []}
-    for page in sys.argv[2:]:
-        at.query_params.clear()  # as a click in the sidebar does: the other page's settings stay behind
-        at.switch_page(page)
-        t = time.perf_counter(); at.run(); out["pages"][page] = time.perf_counter() - t
-        out["exceptions"] += [e.value for e in at.exception]
-        out.setdefault("tables", {})[page] = [str(d.value.columns[0]) for d in at.dataframe]
-    out["tensorflow"] = "tensorflow" in sys.modules
-    out["keras"] = "keras" in sys.modules
-    print(json.dumps(out))
-""")
-
-
 def test_pages_render_from_the_store_fast_and_never_import_tensorflow(records, tmp_path):
     fill(records)
-    script = tmp_path / "probe.py"
-    script.write_text(_PROBE)
-    res = subprocess.run([sys.executable, str(script), APP, PIT, MIG], capture_output=True, text=True, timeout=120,
-                         cwd=ROOT, env={**os.environ})
-    assert res.returncode == 0, res.stderr[-3000:]
-    out = json.loads(res.stdout.strip().splitlines()[-1])
-    print("render times (s):", {k: round(v, 3) for k, v in out["pages"].items()})
-    assert not out["exceptions"]
-    assert out["tensorflow"] is False and out["keras"] is False
-    assert len(out["tables"][PIT]) >= 4 and len(out["tables"][MIG]) >= 3, out["tables"]  # stored results shown
-    for page, dt in out["pages"].items():
-        assert dt < 1.5, f"{page} took {dt:.2f} s"
+    out = render_probe(tmp_path, [(PIT, {}), (MIG, {})])
+    renders_fast_without_tensorflow(out)
+    tables = {r["page"]: r["tables"] for r in out["renders"]}
+    assert len(tables[PIT]) >= 4 and len(tables[MIG]) >= 3, tables  # stored results shown
 
 
 def _settle(page, timeout: float = 15.0) -> None:

@@ -8,11 +8,7 @@ The records come from the experiments' own ``run_variant`` (every variant, a Wor
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -28,7 +24,7 @@ from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.judge import claims
 from rnnlab.present import varlen as vv
-from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain  # noqa: F401
+from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, render_probe, renders_fast_without_tensorflow  # noqa: F401
 from tests.factories import VARLEN_TINY, as_records, varlen_runs
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
@@ -392,41 +388,12 @@ def test_the_page_report_exports_in_every_format(recs):
 
 
 # -- speed and imports -------------------------------------------------------------------------------------------------
-_PROBE = textwrap.dedent("""
-    import json, sys, time
-    from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file(sys.argv[1], default_timeout=60)
-    at.run()
-    at.switch_page(sys.argv[2])
-    out = {"times": {}, "exceptions": [], "charts": {}}
-    for q in json.loads(sys.argv[3]):
-        at.query_params.clear()
-        at.query_params.update(q)
-        t = time.perf_counter(); at.run(); dt = time.perf_counter() - t
-        out["times"][q["tab"]] = dt
-        out["charts"][q["tab"]] = len(at.get("vega_lite_chart"))
-        out["exceptions"] += [e.value for e in at.exception]
-    out["tensorflow"] = "tensorflow" in sys.modules
-    out["keras"] = "keras" in sys.modules
-    print(json.dumps(out))
-""")
-
-
 def test_renders_from_the_store_fast_and_never_imports_tensorflow(recs, tmp_path):
     fill(recs)
-    script = tmp_path / "probe.py"
-    script.write_text(_PROBE)
     queries = [tiny_query(n) for n in ("varlen", "padding", "seed003")] + [tiny_query("varlen")]
-    res = subprocess.run([sys.executable, str(script), APP, PAGE, json.dumps(queries)], capture_output=True,
-                         text=True, timeout=120, cwd=ROOT, env={**os.environ})
-    assert res.returncode == 0, res.stderr[-3000:]
-    out = json.loads(res.stdout.strip().splitlines()[-1])
-    print("varlen page render times (s):", {k: round(v, 3) for k, v in out["times"].items()})
-    assert not out["exceptions"], out["exceptions"]
-    assert out["charts"] == {"semantics": 1, "cost": 1, "seed003": 1}
-    assert out["tensorflow"] is False and out["keras"] is False
-    for tab, dt in out["times"].items():
-        assert dt < 1.5, f"{tab} took {dt:.2f} s"
+    out = render_probe(tmp_path, [(PAGE, q) for q in queries])
+    renders_fast_without_tensorflow(out)
+    assert {r["query"]["tab"]: r["charts"] for r in out["renders"]} == {"semantics": 1, "cost": 1, "seed003": 1}
 
 
 # -- in a browser ------------------------------------------------------------------------------------------------------
