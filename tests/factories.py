@@ -114,13 +114,11 @@ def stored(experiment: str, variant: str, params: dict, *, metrics: dict | None 
 def run_here(module, variant: str, params: dict, *, env: dict | None = None) -> Record:
     """``module.run_variant`` (an experiment's worker function) run in this process, stored as ``api.run`` would
     (its details through JSON, as the store keeps them). TensorFlow: for slow tests only."""
-    import json
 
     from rnnlab.worker.context import WorkerContext
 
     res = module.run_variant(dict(params), variant, WorkerContext())
-    return stored(module.EXPERIMENT.name, variant, params, metrics=res["metrics"],
-                  details=json.loads(json.dumps(res["details"])), env=env)
+    return as_records(module.EXPERIMENT.name, params, {variant: res}, env=env)[0]
 
 
 # The variable-length experiments at their smallest sizes: varlen's quick preset; padding and seed003 smaller still

@@ -1,4 +1,5 @@
-"""Issue 4: variable-length sequences -- the checks really check, the padding arithmetic, the experiments run (at\ntheir smallest sizes, the runs their page's tests read too)."""
+"""Issue 4: variable-length sequences -- the checks really check, the padding arithmetic, the experiments run (at
+their smallest sizes, the runs their page's tests read too)."""
 
 import os
 

@@ -21,7 +21,8 @@ from rnnlab.engine.runner import Cancelled, Progress
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.tf.variants import BASE_VARIANTS
-from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, render_probe, renders_fast_without_tensorflow  # noqa: F401
+from tests.apptest_util import (no_errors, no_run_left_behind, open_app, plain, render_probe,  # noqa: F401
+                                renders_fast_without_tensorflow)
 from tests.factories import SEED, UNROLL, make_record, this_env  # noqa: F401
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow

@@ -25,7 +25,8 @@ from rnnlab.core.errors import RnnlabError
 from rnnlab.core.rules import STATUSES
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store
-from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, shown_as, render_probe, renders_fast_without_tensorflow  # noqa: F401
+from tests.apptest_util import (no_errors, no_run_left_behind, open_app, plain, render_probe,  # noqa: F401
+                                renders_fast_without_tensorflow, shown_as)
 from tests.factories import stored
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow

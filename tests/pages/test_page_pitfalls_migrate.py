@@ -30,7 +30,8 @@ from rnnlab.experiments import pitfalls as pitfalls_exp  # noqa: E402
 from rnnlab.present import migrate as MV  # noqa: E402
 from rnnlab.core.record import Record  # noqa: E402
 from rnnlab.core.store import Store  # noqa: E402
-from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, shown_as, render_probe, renders_fast_without_tensorflow  # noqa: E402,F401
+from tests.apptest_util import (no_errors, no_run_left_behind, open_app, plain,  # noqa: E402,F401
+                                render_probe, renders_fast_without_tensorflow, shown_as)
 from tests.factories import once_per_run, run_here, stored, this_env  # noqa: E402
 
 pytestmark = [pytest.mark.slow,  # Streamlit pages, a browser or TensorFlow

@@ -24,7 +24,8 @@ from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.judge import claims
 from rnnlab.present import varlen as vv
-from tests.apptest_util import no_errors, no_run_left_behind, open_app, plain, render_probe, renders_fast_without_tensorflow  # noqa: F401
+from tests.apptest_util import (no_errors, no_run_left_behind, open_app, plain, render_probe,  # noqa: F401
+                                renders_fast_without_tensorflow)
 from tests.factories import VARLEN_TINY, as_records, varlen_runs
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
