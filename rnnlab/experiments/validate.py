@@ -25,6 +25,7 @@ names it and the read path's warning groups by it.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Any
@@ -48,6 +49,7 @@ ROUND_SPREAD = 1000.0  # how far apart one measurement's rounds may plausibly be
 AFTER_ROUNDS = ("max_abs_diff",)  # metrics computed from the rounds' outputs, so absent from each round
 NAME_CHARS = 40  # a key or name quoted in a problem
 _MULTILINE_OK = {"\n", "\t"}
+_MULTILINE_DROP = str.maketrans(dict.fromkeys(_MULTILINE_OK))
 
 
 # -- text --------------------------------------------------------------------------------------------------------
@@ -55,6 +57,8 @@ def text_problem(s: str, *, multiline: bool = False, limit: int = LINE_CHARS) ->
     """Why ``s`` cannot be shown and exported as it is (None: it can)."""
     if len(s) > limit:
         return f"longer than {limit} characters"
+    if (s.translate(_MULTILINE_DROP) if multiline else s).isprintable():
+        return None  # at C speed: str.isprintable is False for every character of the categories refused below
     for ch in s:
         cat = unicodedata.category(ch)
         if cat == "Cs":
@@ -72,6 +76,7 @@ def _name(k: Any) -> str:
 
 
 # -- numbers -----------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1024)  # a few dozen metric names, asked about for every figure of every record
 def bounds(metric: str) -> tuple[float, float, bool]:
     """``(low, high, low_open)`` a metric's value must lie in, from its unit (the end of its name). ``low_open``:
     the low bound itself is refused. A time is at least ``TINY`` (a build may take zero: an eager model builds
@@ -187,6 +192,13 @@ def _walk(v: Any, where: str, depth: int, out: list[str], count: list[int], *, m
         out.append(f"{where}: {_num(v)} is not plausible (at most 1e38 in size)")
     elif isinstance(v, int) and not isinstance(v, bool) and abs(v) > 10**18:
         out.append(f"{where}: a number too large")
+    elif (isinstance(v, list) and depth <= MAX_DEPTH and count[0] + len(v) <= MAX_ITEMS
+          and all(type(x) is float for x in v)):
+        count[0] += len(v)  # a series of numbers (windows, a heatmap's row): each counted, a place named only when
+        for i, x in enumerate(v):  # one is wrong
+            if abs(x) > 1e38:
+                out.append(f"{where}[{i}]: {_num(x)} is not plausible (at most 1e38 in size)")
+                return
     elif isinstance(v, (list, dict)):
         if depth > MAX_DEPTH:
             out.append(f"{where}: nested deeper than {MAX_DEPTH}")

@@ -142,3 +142,47 @@ def test_a_byte_order_mark_is_accepted():
     text = json.dumps([first("unroll")])
     assert len(api.read_import(b"\xef\xbb\xbf" + text.encode())) == 1
     assert len(api.read_import("\ufeff" + text)) == 1
+
+
+def _every_category_sample() -> list[str]:
+    """Characters of every Unicode category: all of the first 0x3000 code points, then every 37th up to 0x110000."""
+    return [chr(c) for c in [*range(0x3000), *range(0x3000, 0x110000, 37), 0x2028, 0x2029, 0xFEFF, 0xD800, 0xDFFF]]
+
+
+def test_text_problem_says_what_the_character_by_character_rule_says():
+    """The fast path (``str.isprintable`` at C speed) decides nothing on its own: for a character of any category,
+    alone or between others, on one line or in a multi-line text, the answer is the per-character rule's."""
+    import unicodedata
+
+    from rnnlab.experiments import validate
+
+    def rule(s: str, multiline: bool) -> str | None:  # the rule as the docstring of ``text_problem`` states it
+        for ch in s:
+            cat = unicodedata.category(ch)
+            if cat == "Cs":
+                return f"a lone surrogate (U+{ord(ch):04X}) is not valid Unicode"
+            if cat in ("Cc", "Zl", "Zp") and not (multiline and ch in "\n\t"):
+                return f"holds a control character (U+{ord(ch):04X})"
+            if cat == "Cf":
+                return f"holds an invisible format character (U+{ord(ch):04X}, bidi or zero-width)"
+        return None
+
+    wrong = [(hex(ord(ch)), multiline) for ch in _every_category_sample() for multiline in (False, True)
+             for s in (ch, f"a b\n{ch}\tc\u00e9") if validate.text_problem(s, multiline=multiline, limit=99) !=
+             rule(s, multiline)]
+    assert not wrong, wrong[:10]
+
+
+def test_a_series_of_numbers_is_checked_number_by_number_and_still_counted():
+    from rnnlab.experiments import validate
+
+    deep = [1.0, 2.0]
+    for _ in range(validate.MAX_DEPTH + 1):
+        deep = [deep]
+    assert validate.details_problems({"paired": {"s": {"fwd_ms": [[1.0, 2.0, 3e39, 4.0]]}}}) == [
+        "details.paired.s.fwd_ms[0][2]: 3e+39 is not plausible (at most 1e38 in size)"]
+    assert validate.details_problems({"x": deep})[0].endswith(f"nested deeper than {validate.MAX_DEPTH}")
+    many = {"a": [0.5] * (validate.MAX_ITEMS // 2), "b": [0.5] * (validate.MAX_ITEMS // 2)}
+    assert validate.details_problems(many) == [f"details.b[{validate.MAX_ITEMS // 2 - 3}]: more than "
+                                               f"{validate.MAX_ITEMS:,} values"]
+    assert validate.details_problems({"a": [0.5, 1.5], "b": [[1.0, 2.0], ["x", 3.0]]}) == []
