@@ -5,7 +5,10 @@ from __future__ import annotations
 import importlib
 
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.memo import Memo
 from rnnlab.experiments.base import Experiment
+
+_BUNDLED = Memo(size=4096)  # a bundled record's problems (``problems``), by the record's identity
 
 # module names under rnnlab.experiments, in the order the CLI lists them
 _MODULES = ("unroll", "varlen", "padding", "seed003", "pitfalls", "migrate", "knobs", "precision", "training")
@@ -52,10 +55,13 @@ def problems(record, *, unknown_params: bool = True) -> list[str]:
     (their shapes; text without surrogates or control characters). Empty when it fits: ``experiments.validate``.
     ``unknown_params=False`` lets a param the experiment does not take pass (reading what is already stored or
     bundled: such a param does not break anything that reads it; an import refuses it).
-    Each problem starts with the field it is about."""
+    Each problem starts with the field it is about. A bundled record's are found once a process (``core.baseline``
+    keeps the same frozen records while its files stay as they are; every page and command read them all again)."""
     from rnnlab.experiments import validate
 
-    return validate.problems(record, _load_all(), unknown_params=unknown_params)
+    def check() -> list[str]:
+        return validate.problems(record, _load_all(), unknown_params=unknown_params)
+    return _BUNDLED.of(record, check, unknown_params) if record.source == "baseline" else check()
 
 
 def variant_label(experiment: str, variant: str) -> str:

@@ -186,3 +186,18 @@ def test_a_series_of_numbers_is_checked_number_by_number_and_still_counted():
     assert validate.details_problems(many) == [f"details.b[{validate.MAX_ITEMS // 2 - 3}]: more than "
                                                f"{validate.MAX_ITEMS:,} values"]
     assert validate.details_problems({"a": [0.5, 1.5], "b": [[1.0, 2.0], ["x", 3.0]]}) == []
+
+
+def test_a_bundled_record_is_checked_once_a_process_and_any_other_every_time(monkeypatch):
+    from rnnlab.experiments import validate
+
+    calls = []
+    real = validate.problems
+    monkeypatch.setattr(validate, "problems", lambda r, *a, **k: calls.append(r.source) or real(r, *a, **k))
+    bundled = Record.from_dict(BUNDLED[0]).with_(source="baseline")
+    mine = bundled.with_(source="local")
+    for _ in range(3):
+        assert experiments.problems(bundled) == [] and experiments.problems(mine) == []
+    assert calls == ["baseline", "local", "local", "local"]
+    broken = bundled.with_(variant="nosuch")  # another record, even with the same key: checked afresh
+    assert experiments.problems(broken) and calls[-1] == "baseline"
