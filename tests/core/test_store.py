@@ -16,6 +16,15 @@ def rec(i: int, **kw) -> Record:
                   key=make_key({"i": i}, {"tf": "x"}), created_at="2026-12-02T15:00:00Z", fwd_ms=float(i), **kw)
 
 
+def _processes():
+    """Fresh processes that open the store themselves: forked from a server that imported this module once (a
+    spawned interpreter each imported it again, about half a CPU-second apiece), never from this test process and
+    its threads."""
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    return ctx
+
+
 def _writer(path, start, n):
     s = Store(path)
     for i in range(start, start + n):
@@ -35,7 +44,7 @@ def test_round_trip_and_delete(tmp_path):
 def test_two_concurrent_writers_lose_nothing(tmp_path):
     path = str(tmp_path / "r.sqlite")
     Store(path)
-    ctx = mp.get_context("spawn")
+    ctx = _processes()
     procs = [ctx.Process(target=_writer, args=(path, k * 1000, 150)) for k in range(2)]
     for p in procs:
         p.start()
@@ -132,7 +141,7 @@ def test_many_processes_opening_one_corrupt_store_move_it_aside_once(tmp_path):
     path = tmp_path / "r.sqlite"
     original = b"this is not sqlite at all" * 1000
     path.write_bytes(original)
-    ctx = mp.get_context("spawn")
+    ctx = _processes()
     barrier, results = ctx.Barrier(8), ctx.Queue()
     procs = [ctx.Process(target=_open_and_write, args=(str(path), i, barrier, results)) for i in range(8)]
     for p in procs:
