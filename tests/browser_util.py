@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,6 +153,19 @@ def wait_idle(page, timeout: float = 60.0) -> None:
 
 def open_page(page, url: str, timeout: float = 60.0) -> None:
     page.goto(url, wait_until="domcontentloaded")
+    wait_idle(page, timeout)
+
+
+def go(page, url: str, path: str, timeout: float = 60.0) -> None:
+    """Open ``path`` (a page's URL path, "" for the default page) of the app at ``url`` as a reader moves between
+    pages: by its link in the sidebar when the app is already open there (its code stays loaded: a whole reload
+    cost Chromium about a CPU-second more a page), else by loading the URL (a path with a query, the first page)."""
+    link = page.locator(f'[data-testid="stSidebarNav"] a[href="{url}/{path}"]')
+    if "?" in path or not page.url.startswith(url) or link.count() != 1:
+        open_page(page, f"{url}/{path}", timeout)
+        return
+    link.click()
+    page.wait_for_url(lambda u: urlsplit(u).path.strip("/") == path, timeout=timeout * 1000)
     wait_idle(page, timeout)
 
 

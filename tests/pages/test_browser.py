@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_util import (CHROMIUM, NEEDS_CHROMIUM, TINY, chromium_page, no_exception, open_page, query,
+from tests.browser_util import (CHROMIUM, NEEDS_CHROMIUM, TINY, chromium_page, go, no_exception, open_page, query,
                                  screenshot, streamlit_server, wait_idle)
 
 pytestmark = [pytest.mark.slow,  # Streamlit pages, a browser or TensorFlow
@@ -55,7 +55,7 @@ def test_pages_run_and_shared_links(tmp_path):
 
         # every page, on an empty store
         for p in nav.existing():
-            open_page(page, url + ("/" if p.default else f"/{p.url_path}"))
+            go(page, url, "" if p.default else p.url_path)
             no_exception(page)
             assert page.locator("h1").count() >= 1, p.url_path
         open_page(page, url + "/")

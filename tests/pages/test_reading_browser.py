@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser_util import (CHART, CHROMIUM, HEIGHT, NEEDS_CHROMIUM, SCREENSHOTS, TABLE, VIEWS, keep_on_loopback,
-                                 no_exception, open_page, screenshot, shots_wanted, wait_idle)
+                                 go, no_exception, open_page, screenshot, shots_wanted, wait_idle)
 
 pytestmark = [pytest.mark.slow,  # a Streamlit server, a browser and one tiny run
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=NEEDS_CHROMIUM)]
@@ -245,7 +245,7 @@ def test_every_page_fits_cuts_no_text_and_a_run_shows_its_progress(bundled_site)
     t0 = time.monotonic()
     wide, cut, seen = {}, {}, {}
     for name, path in views:
-        open_page(page, f"{url}/{'' if path == 'overview' else path}")
+        go(page, url, "" if path == "overview" else path)
         no_exception(page)
         page.wait_for_timeout(800)  # the grids and charts size themselves after the script run ends
         boxes = page.evaluate(MEASURE, [TABLE, CHART])
