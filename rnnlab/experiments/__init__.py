@@ -61,7 +61,7 @@ def problems(record, *, unknown_params: bool = True) -> list[str]:
 
     def check() -> list[str]:
         return validate.problems(record, _load_all(), unknown_params=unknown_params)
-    return _BUNDLED.of(record, check, unknown_params) if record.source == "baseline" else check()
+    return list(_BUNDLED.of(record, check, unknown_params)) if record.source == "baseline" else check()
 
 
 def variant_label(experiment: str, variant: str) -> str:
