@@ -57,8 +57,8 @@ def _heap_frozen_between_tests():
     Streamlit, pandas, Altair) leave about 457,000 objects, 0.2 s a full collection, and every full collection walked
     them all, and what TensorFlow built since: the untimed ``gc.collect()`` of each build
     (``tf.measure.time_builds``), and Streamlit's ``keras.backend.clear_session()`` after every AppTest script run in
-    a process that has imported Keras. Both took about 140 of the suite's 690 CPU-seconds (a profile of the suite on
-    a 2-core VM). Garbage is collected first (only what the last test made is walked), so none is kept."""
+    a process that has imported Keras. Both took about 140 of the suite's 690 CPU-seconds (a py-spy profile of the suite
+    on a 2-core VM). Garbage is collected first (only what the last test made is walked), so none is kept."""
     import gc
 
     gc.collect()
