@@ -109,9 +109,13 @@ def test_pages_run_and_shared_links(tmp_path):
         assert widget_value(page, "units") == "128"
         screenshot(page, "app-unrolling-bad-link")
 
-        # the overview, which this run fills (the reading walk opens every page with records: the bundled ones)
-        open_page(page, url + "/")
-        no_exception(page)
-        assert "static_rnn builds" in page.locator('[data-testid="stMain"]').inner_text()
-        screenshot(page, "app-overview")
+        # every other page with the measured records (by the sidebar's links, as a reader goes)
+        for p in nav.existing():
+            if p.url_path == "unrolling":
+                continue
+            go(page, url, "" if p.default else p.url_path)
+            no_exception(page)
+            if p.url_path == "overview":  # (the reading walk screenshots every page; here, the one this run fills)
+                assert "static_rnn builds" in page.locator('[data-testid="stMain"]').inner_text()
+                screenshot(page, f"app-{p.url_path}")
     assert time.monotonic() - t_start < 180
