@@ -121,9 +121,14 @@ def run_here(module, variant: str, params: dict, *, env: dict | None = None) -> 
     return as_records(module.EXPERIMENT.name, params, {variant: res}, env=env)[0]
 
 
+def quick_values(experiment: str) -> dict:
+    """The experiment's quick preset as parameter values (without its variants)."""
+    return {k: v for k, v in experiments.get(experiment).presets["quick"].items() if k != "variants"}
+
+
 # The variable-length experiments at their smallest sizes: varlen's quick preset; padding and seed003 smaller still
 # (their static graphs dominate the time)
-VARLEN_TINY = {"varlen": {k: v for k, v in experiments.get("varlen").presets["quick"].items() if k != "variants"},
+VARLEN_TINY = {"varlen": quick_values("varlen"),
                "padding": {"cell": "lstm", "units": 8, "batch": 8, "seq_len": 10, "input_dim": 4,
                            "lengths": "uniform:2-10", "n_sequences": 24, "buckets": 2, "repeats": 1, "warmup": 0},
                "seed003": {"units": 8, "batch": 8, "seq_len": 8, "input_dim": 4, "lengths": "fixed:3",

@@ -26,7 +26,7 @@ from rnnlab.judge import claims
 from rnnlab.present import varlen as vv
 from tests.apptest_util import (no_errors, no_run_left_behind, open_app, plain, render_probe,  # noqa: F401
                                 renders_fast_without_tensorflow)
-from tests.factories import VARLEN_TINY, as_records, varlen_runs
+from tests.factories import VARLEN_TINY, as_records, quick_values, varlen_runs
 
 pytestmark = pytest.mark.slow  # Streamlit pages, a browser or TensorFlow
 
@@ -35,10 +35,6 @@ APP = str(ROOT / "streamlit_app.py")
 PAGE = "pages/varlen.py"
 TAB_OF = {"varlen": "semantics", "padding": "cost", "seed003": "seed003"}
 PREFIX = {"varlen": "varlen.sem.", "padding": "varlen.pad.", "seed003": "varlen.s003."}
-
-
-def quick_values(experiment: str) -> dict:
-    return {k: v for k, v in experiments.get(experiment).presets["quick"].items() if k != "variants"}
 
 
 TINY = VARLEN_TINY

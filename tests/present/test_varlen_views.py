@@ -19,7 +19,7 @@ from rnnlab.experiments import seeds
 from rnnlab.judge import claims, select
 from rnnlab.present import style
 from rnnlab.present import varlen as vv
-from tests.factories import BOX_ENV, BUNDLED_XEON_ENV, record
+from tests.factories import BOX_ENV, BUNDLED_XEON_ENV, quick_values, record
 
 HERE_ENV, OTHER_ENV = BOX_ENV, BUNDLED_XEON_ENV
 # "here" words a figure from another machine must never carry ("not measured here" is the bundled label)
@@ -241,6 +241,6 @@ def test_report_holds_one_table_per_configuration_and_machine():
 
 
 def test_cli_command_is_plan_command():
-    q = {k: v for k, v in vv.experiment("varlen").presets["quick"].items() if k != "variants"}
+    q = quick_values("varlen")
     assert vv.cli_command("varlen", {**q, "units": 9}, ["tf1_static"]) == \
         api.plan("varlen", overrides={**q, "units": 9}, variants=["tf1_static"]).command()
