@@ -213,7 +213,7 @@ if st.button("Convert and verify", key=P + "convert", disabled=not files or (hos
     with ui.guard("These files cannot be converted"), st.spinner("Converting in a separate process (TensorFlow "
                                                                  "starts there: about 10 s)..."):
         # hosted: one heavy process at a time, process-wide (a run or another visitor's conversion refuses this)
-        with ui.jobs.heavy_slot("a checkpoint conversion"):
+        with ui.jobs.heavy_slot("a checkpoint conversion"), ui.turns.aside():  # the others render meanwhile
             limit = {"timeout_s": limits.convert_timeout_s, "mem_limit_mb": limits.convert_mb} if hosted else {}
             st.session_state[P + "converted"] = {
                 **api.convert.convert_upload([(f.name, f.getvalue()) for f in files], python=sys.executable,

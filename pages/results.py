@@ -41,7 +41,8 @@ with st.expander("Import a results file", icon=":material/upload_file:"):
             if HOSTED:  # booked against every visitor's uploads before it is read; its bytes dropped once read
                 ok, n = ui.uploads.import_results(up, lim)
             else:
-                ok, n = R.import_upload(up.getvalue(), name=up.name, store=ui.store())
+                with ui.turns.aside():  # a large file takes seconds to check and store: the others render meanwhile
+                    ok, n = R.import_upload(up.getvalue(), name=up.name, store=ui.store())
             if ok:
                 where = " for this visit (not stored)" if HOSTED else ""
                 kept = getattr(n, "message", "")  # "imported 3 records; kept 2 already measured here"

@@ -13,10 +13,12 @@ A page is a short script in ``pages/`` registered in ``ui/nav.py``; it starts wi
 - ``ui.table(view)`` / ``ui.frame_table(frame)``: a table whose columns fit the page (``fit_config``), missing
   values as ``ui.MISSING``; ``ui.comparison_tables(view)``; ``ui.findings_md(lines)``; ``ui.panels_to(chart, px)``;
 - ``ui.downloads.buttons(report, key=...)``, ``ui.page_link(url_path, label, query=...)``,
-  ``ui.how_to_get(cli, page=...)``.
+  ``ui.how_to_get(cli, page=...)``;
+- ``ui.turns.aside()``: ``with`` block around work that takes seconds (a deck, an upload, a conversion): the other
+  sessions' scripts render meanwhile (``streamlit_app.py`` renders one at a time, ``ui.turns.render``).
 """
 
-from . import downloads, jobs, nav, runbar, sidebar, tabstate, uploads  # noqa: F401
+from . import downloads, jobs, nav, runbar, sidebar, tabstate, turns, uploads  # noqa: F401
 from . import charts, tables  # noqa: F401
 from .charts import chart, panels_to  # noqa: F401
 from .common import anchor, findings_md, guard, how_to_get, md_escape, page_link, store  # noqa: F401

@@ -20,6 +20,8 @@ import streamlit as st
 
 from rnnlab.core.memo import Memo
 
+from . import turns
+
 from rnnlab.judge import select
 from rnnlab import exporters
 from rnnlab.present import deck
@@ -114,7 +116,7 @@ def buttons(rep: Report, *, key: str, formats: Sequence[str] = FORMATS,
         if data is None:
             if row.button(f"Make {text}", key=f"{key}-make-{fmt}", icon=":material/build:",
                           help=f"{ex.description}: made now (a few seconds), then offered for download"):
-                with st.spinner(f"Making the {text}…"):
+                with st.spinner(f"Making the {text}…"), turns.aside():  # seconds: the others render meanwhile
                     data = BYTES.of(rep, make, fmt, options)
             else:
                 continue

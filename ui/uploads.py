@@ -24,6 +24,8 @@ from rnnlab.core.errors import RnnlabError
 from rnnlab.core.memo import Memo
 from rnnlab.engine import api
 
+from . import turns
+
 SWEEP_S = 5.0  # how often the sweeper looks for sessions that ended (at most: a fifth of the grace)
 _seen: dict[str, float | None] = {}  # Streamlit session id -> when it was first seen gone (None: connected)
 _seen_lock = threading.Lock()
@@ -203,8 +205,9 @@ def import_results(up, lim: api.hosted.Limits) -> tuple[bool, object]:
     try:
         before = held_bytes()
         book([up], what=up.name)
-        recs = results.read_upload(up.getvalue(), name=up.name, held=held()[0], held_bytes=before,
-                                   max_records=lim.import_records, max_mb=lim.import_mb)
+        with turns.aside():  # a large file takes seconds to check: the others render meanwhile
+            recs = results.read_upload(up.getvalue(), name=up.name, held=held()[0], held_bytes=before,
+                                       max_records=lim.import_records, max_mb=lim.import_mb)
         keep(recs)
         return True, len(recs)
     except RnnlabError as e:
