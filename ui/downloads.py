@@ -20,8 +20,6 @@ import streamlit as st
 
 from rnnlab.core.memo import Memo
 
-from . import turns
-
 from rnnlab.judge import select
 from rnnlab import exporters
 from rnnlab.present import deck
@@ -29,6 +27,8 @@ from rnnlab.present import report as report_mod
 from rnnlab.exporters.base import slug
 from rnnlab.core.record import Record
 from rnnlab.core.views import ChartView, Report, TableView
+
+from . import turns
 
 # the formats a page's view downloads as: each exporter's ``button`` (json is offered by the results page as records)
 FORMATS: tuple[str, ...] = tuple(exporters.buttons())

@@ -3,9 +3,9 @@
 Streamlit runs every session's script in a thread of one process, so scripts share one interpreter lock. Sixty
 visitors' scripts at once were sliced by it every few milliseconds: each waited on all the others, and switching
 among them cost CPU of its own. On a 2-core Xeon (``python -m scripts.load_hosted --sessions 60 --duration 60
---warm``) a view took 0.048 s of server CPU and the p95 render 2.07 s; with scripts taking turns, 0.037 s and
-0.40 s. A script waits for its turn at most ``WAIT_S`` seconds, then renders beside the one that holds it, so a
-holder that is stuck slows the others down and never stops them.
+--warm``) a view took 0.048-0.065 s of server CPU and the p95 render was 2.07-3.60 s; with scripts taking turns,
+0.040-0.050 s and 0.37-0.95 s (README). A script waits for its turn at most ``WAIT_S`` seconds, then renders
+beside the one that holds it, so a holder that is stuck slows the others down and never stops them.
 
 ``render()`` wraps the app's routing (``streamlit_app.py``). ``aside()`` wraps work inside a page that takes seconds
 and needs no turn: making a deck, reading an uploaded file, a conversion in another process. Meanwhile the others
