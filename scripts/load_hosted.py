@@ -4,8 +4,9 @@ Starts ``streamlit run streamlit_app.py`` hosted (``RNNLAB_HOSTED=1``, the bundl
 on a free loopback port, unless ``--url`` names one already running (it must be on 127.0.0.1). Each session is a
 thread with its own WebSocket: it asks for a page (the page, a query of a shared link), times the script run until
 Streamlit says it finished, waits a think time, and asks for the next page; every ``--deck-every``-th view of a page
-that offers a PowerPoint download fetches the deck the way a browser does (its bytes must arrive, a zip). Everything
-stays on loopback, bounded by ``--duration`` and ``--max-views``; it stops by itself.
+that offers a PowerPoint download fetches the deck the way a browser does (accepting a gzip-compressed answer; its
+bytes must arrive, a zip). Everything stays on loopback, bounded by ``--duration`` and ``--max-views``; it stops by
+itself.
 
 Prints p50/p95/max render time, the views, every exception a page showed, the decks asked for and arrived, the
 server's CPU per view and its memory (RSS of the Streamlit server process: its warm plateau before the load, its peak
@@ -19,6 +20,7 @@ one JSON object on stdout. Exit 1 when a page showed an exception or a deck did 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import random
@@ -36,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 VIEWS = ["overview", "unrolling", "unrolling?cell=lstm", "varlen", "varlen?tab=cost", "pitfalls", "migrate",
          "claims", "results", "glossary"]
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+BROWSER_ENCODINGS = "gzip, deflate"  # what a browser's download says it accepts (that the server answers)
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -160,10 +163,14 @@ class Session:
             return False
         full = url if url.startswith("http") else self.base + url
         assert urlsplit(full).hostname in LOOPBACK, full
-        try:
-            with urllib.request.urlopen(full, timeout=self.timeout) as r:
-                return r.read(2) == b"PK"
-        except OSError:
+        try:  # a browser accepts a compressed response, and the server may compress the deck for it
+            req = urllib.request.Request(full, headers={"Accept-Encoding": BROWSER_ENCODINGS})
+            with urllib.request.urlopen(req, timeout=self.timeout) as r:
+                body = r.read()
+                if r.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                return body[:2] == b"PK"
+        except (OSError, EOFError):  # EOFError: a gzip body cut short
             return False
 
 
