@@ -41,13 +41,13 @@ def _give() -> None:
 
 
 @contextlib.contextmanager
-def render(wait_s: float = WAIT_S) -> Iterator[None]:
-    """The block runs in this thread's turn (waited for at most ``wait_s`` s); the turn is given back however the
-    block ends (``st.stop``, a rerun and a page switch end a script by raising)."""
+def render(wait_s: float | None = None) -> Iterator[None]:
+    """The block runs in this thread's turn (waited for at most ``wait_s`` s, default ``WAIT_S``); the turn is given
+    back however the block ends (``st.stop``, a rerun and a page switch end a script by raising)."""
     if holding():  # nested: the outer block holds it
         yield
         return
-    _take(wait_s)
+    _take(WAIT_S if wait_s is None else wait_s)
     try:
         yield
     finally:
@@ -55,9 +55,9 @@ def render(wait_s: float = WAIT_S) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def aside(wait_s: float = WAIT_S) -> Iterator[None]:
-    """The block runs without the turn (others render meanwhile), which is taken again after it; outside
-    ``render()`` it does nothing."""
+def aside(wait_s: float | None = None) -> Iterator[None]:
+    """The block runs without the turn (others render meanwhile), which is taken again after it (waited for at most
+    ``wait_s`` s, default ``WAIT_S``); outside ``render()`` it does nothing."""
     if not holding():
         yield
         return
@@ -65,4 +65,4 @@ def aside(wait_s: float = WAIT_S) -> Iterator[None]:
     try:
         yield
     finally:
-        _take(wait_s)
+        _take(WAIT_S if wait_s is None else wait_s)

@@ -118,6 +118,30 @@ def test_every_page_renders_with_records(page):
     assert not at.error
 
 
+def test_the_router_renders_a_page_in_its_turn(monkeypatch):
+    """Every page renders in a turn (``ui.turns``): the router's script takes it when it is free; while another
+    script holds it, the router waits (here at most 0.2 s) and then renders the page all the same."""
+    from ui import turns
+
+    taken = []  # per turn the script asked for: (asked from the script's own thread, got it)
+    real = turns._take
+
+    def spy(wait_s):
+        real(wait_s)
+        taken.append((threading.current_thread() is not threading.main_thread(), turns.holding()))
+
+    monkeypatch.setattr(turns, "_take", spy)
+    monkeypatch.setattr(turns, "WAIT_S", 0.2)
+    no_errors(app())
+    assert taken and all(mine and got for mine, got in taken)
+    with turns.render():  # another session's script holds the turn
+        taken.clear()
+        at = app()
+    no_errors(at)
+    assert at.title and taken and all(mine and not got for mine, got in taken)
+    assert not turns.holding()
+
+
 def test_router_shows_environment_and_source_in_the_sidebar():
     seed_store()
     at = app()
