@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 VIEWS = ["overview", "unrolling", "unrolling?cell=lstm", "varlen", "varlen?tab=cost", "pitfalls", "migrate",
          "claims", "results", "glossary"]
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-BROWSER_ENCODINGS = "gzip, deflate"  # what a browser's download says it accepts (that the server answers)
+BROWSER_ENCODINGS = "gzip, deflate"  # what a browser accepts for a download, of what this server can send
 
 
 def percentile(xs: list[float], q: float) -> float:

@@ -113,8 +113,7 @@ def stored(experiment: str, variant: str, params: dict, *, metrics: dict | None 
 
 def run_here(module, variant: str, params: dict, *, env: dict | None = None) -> Record:
     """``module.run_variant`` (an experiment's worker function) run in this process, stored as ``api.run`` would
-    (its details through JSON, as the store keeps them). TensorFlow: for slow tests only."""
-
+    (``as_records``). TensorFlow: for slow tests only."""
     from rnnlab.worker.context import WorkerContext
 
     res = module.run_variant(dict(params), variant, WorkerContext())

@@ -421,7 +421,8 @@ def test_claims_page_in_a_browser(tmp_path):
                          "tf1_static"):
             assert fragment in main, fragment
         assert "status=holds" in page.url
-        screenshot(page, "claims", always=True)  # stretches the viewport over the whole page: the charts below the fold draw
+        # stretches the viewport over the whole page: the charts below the fold draw
+        screenshot(page, "claims", always=True)
         page.locator('[data-testid="stVegaLiteChart"]').nth(3).wait_for(state="attached", timeout=20_000)
         assert page.locator('[data-testid="stVegaLiteChart"]').count() == 4
         path = screenshot(page, "claims", always=True)  # again, now with every chart

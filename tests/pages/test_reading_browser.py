@@ -24,7 +24,8 @@ of the window, is clicked: right away the progress bar must be inside the viewpo
 sidebar, ``ui.sidebar.run_area``), and the run is cancelled.
 
 One test, so the pages are opened and screenshot once: every test process that asks for the site starts a server
-and a browser of its own. With ``RNNLAB_SCREENSHOTS=1``: artifacts/screenshots/page-<view>.png, text-slides-popover.png, text-run.png.
+and a browser of its own. With ``RNNLAB_SCREENSHOTS=1``: artifacts/screenshots/page-<view>.png,
+text-slides-popover.png, text-run.png.
 """
 
 from __future__ import annotations
