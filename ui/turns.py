@@ -30,8 +30,8 @@ def holding() -> bool:
     return getattr(_mine, "held", False)
 
 
-def _take(wait_s: float) -> None:
-    _mine.held = _TURN.acquire(timeout=wait_s)
+def _take(wait_s: float | None) -> None:
+    _mine.held = _TURN.acquire(timeout=WAIT_S if wait_s is None else wait_s)
 
 
 def _give() -> None:
@@ -47,7 +47,7 @@ def render(wait_s: float | None = None) -> Iterator[None]:
     if holding():  # nested: the outer block holds it
         yield
         return
-    _take(WAIT_S if wait_s is None else wait_s)
+    _take(wait_s)
     try:
         yield
     finally:
@@ -65,4 +65,4 @@ def aside(wait_s: float | None = None) -> Iterator[None]:
     try:
         yield
     finally:
-        _take(WAIT_S if wait_s is None else wait_s)
+        _take(wait_s)
