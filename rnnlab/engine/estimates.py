@@ -12,7 +12,9 @@ compared arm's, each with the reference's window after it. The engine keeps thes
   (``Experiment.work_s``);
 - how many windows a compared arm times a round, a round's start, and the rounds a point takes: as this machine's
   runs of the configuration and run shape did (else the bundled records' rounds), else a first round's least, the
-  import's ``WORKER_START_S`` and ``interleave.MIN_ROUNDS``; never a round past the deadline.
+  import's ``WORKER_START_S`` and ``interleave.MIN_ROUNDS``; never a round past the deadline. An interleaved point's
+  second round starts apart from the others: its import ran beside the first's (``engine.launch.ahead``), so it
+  starts in a fork's time (``details.cost.ahead``; ``FORK_START_S`` until this machine has timed one).
 
 A sequential point is its rounds' starts and its workers' own times, one after the other. ``Estimate.from_timings``
 says when every arm's figures came from this machine's own runs of the configuration.
@@ -33,6 +35,7 @@ from rnnlab.engine.plan import NOT_KEYED, Plan, spec_of
 from rnnlab.engine.environment import known_env, needs_probe
 
 WORKER_START_S = 6.0  # a round's start before this machine has started one: importing TensorFlow and Keras once
+FORK_START_S = 0.2  # an interleaved point's second round's start, its import done ahead: its workers' forks
 PROBE_S = 3.0  # the environment probe, once per machine and TensorFlow version (a fork of the first round's zygote)
 QUICK_WORK_S = 1.0  # a quick preset's variant, when nothing says more
 # What one run may start without being asked to go further (``check_cost``): the largest preset (unroll full: 315
@@ -205,10 +208,15 @@ class Past:
         return ((self.k[0] * rough * f_model) if alone is None else alone * f_alone,
                 0.1 * f_model if window is None else window * f_window, False)
 
-    def start_s(self, loaded: bool = False) -> float:
-        rounds, f = self._like([x for rs in self.rounds.values() for x in rs], loaded)
+    def start_s(self, loaded: bool = False, ahead: bool = False) -> float:
+        """A round's start: an import and the forks, or (``ahead``: an interleaved point's second round) the forks
+        of a zygote imported ahead (``details.cost.ahead``)."""
+        rounds, f = self._like([x for rs in self.rounds.values() for x in rs if bool(x.get("ahead")) == ahead],
+                               loaded)
         start = _median(x.get("start_s") for x in rounds)
-        return start * f if start is not None else WORKER_START_S * (self.stretch if loaded else 1.0)
+        if start is not None:
+            return start * f
+        return (FORK_START_S if ahead else WORKER_START_S) * (self.stretch if loaded else 1.0)
 
     def windows_of(self, point: Mapping[str, Any]) -> float:
         """Windows a compared arm times a round at this configuration and shape here, else a first round's least."""
@@ -281,21 +289,25 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
                 alone += arms[ref][0]
             bracket = arms[ref][1] if ref in arms else 0.0
             windows = past.windows_of(params) * sum(w + bracket for v, (_, w, _) in arms.items() if v != ref)
-            seconds += _interleaved_s(params, past.rounds_of(params), past.start_s(loaded) + alone + windows)
+            seconds += _interleaved_s(params, past.rounds_of(params), alone + windows, past.start_s(loaded),
+                                      past.start_s(loaded, ahead=True), past.start_s(loaded))
         else:  # one worker after another, forked from one import a round
             seconds += n_rounds * (past.start_s(loaded) + alone)
     return Estimate(workers, seconds, stored, known, timed and workers > 0, slowdown(others, past), others)
 
 
-def _interleaved_s(point: Mapping[str, Any], rounds: int, per_round: float) -> float:
-    """An interleaved point: ``rounds`` rounds of ``per_round`` seconds; never a round past the deadline but the
-    first ``MIN_ROUNDS``."""
+def _interleaved_s(point: Mapping[str, Any], rounds: int, per_round: float, first: float, second: float,
+                   later: float) -> float:
+    """An interleaved point: ``rounds`` rounds of ``per_round`` seconds and their starts: the first's ``first``
+    seconds, the second's ``second`` (its import ran ahead, beside the first's), each after them ``later`` (an
+    import of its own); never a round past the deadline but the first ``MIN_ROUNDS``."""
     from rnnlab.engine.interleave import MIN_ROUNDS
 
+    starts = [first, second] + [later] * max(0, rounds - 2)
     deadline = float(point.get("deadline_s") or 0)
-    if deadline and rounds > MIN_ROUNDS:
-        rounds = max(MIN_ROUNDS, min(rounds, int(deadline // per_round)))
-    return rounds * per_round
+    while deadline and rounds > MIN_ROUNDS and sum(starts[:rounds]) + rounds * per_round > deadline:
+        rounds -= 1
+    return sum(starts[:rounds]) + rounds * per_round
 
 
 def check_cost(est: Estimate, *, allow_long: bool = False, how: str = "pass --allow-long to run it anyway") -> None:

@@ -81,17 +81,19 @@ class RoundOutcome:
     ended: str = ""  # why the point ends before its planned rounds: "decided", "out of reach" or "deadline"
     open: dict = field(default_factory=dict)  # metric -> arms still too noisy to call over this and earlier rounds
     start_s: float = 0.0  # from the round's start until every worker waited at its start gate (import and forks)
+    ahead: bool = False  # its workers' import was started ahead, beside the round before's: its start is their forks
     alone: dict = field(default_factory=dict)  # arm -> seconds it held the machine alone: its untimed and one-shot parts
     windowed: dict = field(default_factory=dict)  # arm -> [seconds, count] of its windows
 
     def cost(self, arm: str, ref: str | None) -> dict:
         """What the arm's round cost (``engine.estimates`` learns from it): the round's start, the arm's time alone,
-        its windows' seconds and count, whether it was the reference (its windows bracket every other's), and the
-        cores other processes took meanwhile (the median of its windows' readings; None when none was read)."""
+        its windows' seconds and count, whether it was the reference (its windows bracket every other's), the
+        cores other processes took meanwhile (the median of its windows' readings; None when none was read), and
+        whether its import was started ahead."""
         secs, n = self.windowed.get(arm, (0.0, 0))
         read = [x for k, xs in self.windows.get(arm, {}).items() if k.endswith(OTHER) for x in xs]
         return {"start_s": self.start_s, "alone_s": self.alone.get(arm, 0.0), "windows_s": secs, "windows_n": n,
-                "ref": arm == ref, "other": round(statistics.median(read), 2) if read else None}
+                "ref": arm == ref, "other": round(statistics.median(read), 2) if read else None, "ahead": self.ahead}
 
 
 def round_words(got: "RoundOutcome", ref: str | None, more: bool) -> str:
@@ -231,12 +233,14 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
               budget_s: float, launcher=_runner.launch_subprocess, timeout_s: float,
               mem_limit_mb: float | None, on_phase: Callable[[str, str], None] = lambda a, p: None,
               cancel: threading.Event | None = None, clock: Callable[[], float] = time.monotonic,
-              rng: random.Random | None = None, poll_s: float = 0.2, extend: bool = True) -> RoundOutcome:
+              rng: random.Random | None = None, poll_s: float = 0.2, extend: bool = True, ahead: int = 0
+              ) -> RoundOutcome:
     """One round: ``tasks`` (arm -> worker task; each is given ``serve``) in fresh workers, driven as the module
     says; ``budget_s``: the round's seconds of windows; ``extend``: whether a build series may add windows past its
     minimum while a comparison is undecided (not in a round that cannot be the point's last: its call waits for the
-    next round's windows anyway, and a build window takes seconds). Every worker is gone when it returns, whatever
-    happens."""
+    next round's windows anyway, and a build window takes seconds); ``ahead``: rounds to follow whose imports start
+    now, beside this round's (``engine.launch.ahead``), all done before anything is timed. Every worker is gone when
+    it returns, whatever happens."""
     rng = rng or random.Random()
     t_start = clock()
     launch.new_round(launcher)  # this round's workers from a new import (``engine.launch``)
@@ -254,8 +258,10 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
                 if msg.get("type") != "result":
                     live.workers[a].kill()
 
+        launch.ahead(launcher, tasks.values(), ahead)
         for a in tasks:  # they import side by side; each stops at the start gate
             settle(a, live.next(a))
+        launch.settle(launcher)  # no import ahead goes on beside what is timed
         out.start_s = clock() - t_start
         while waiting:
             op = Counter(waiting.values()).most_common(1)[0][0]
@@ -373,13 +379,15 @@ def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | Non
     "deadline", or "" after the planned rounds). Returns every arm's windows: arm -> metric -> windows per round."""
     clock = limits.get("clock", time.monotonic)
     history: dict = {}
-    t0, spent = clock(), 0.0
+    t0, spent, ahead = clock(), 0.0, 0
     for r in range(rounds):
         tasks = make_tasks(r)
-        # what the earlier rounds left of the budget, shared by the rounds to come (the first times its minimum only)
+        # what the earlier rounds left of the budget, shared by the rounds to come (the first times its minimum only);
+        # the first starts the second's import beside its own (a point runs at least MIN_ROUNDS)
         got = run_round(tasks, ref=ref, history=history, budget_s=max(0.0, budget_s - spent) / (rounds - r),
                         on_phase=lambda a, ph, r=r: on_phase(r, a, ph), rng=rng,
-                        extend=r + 1 >= min(MIN_ROUNDS, rounds), **limits)
+                        extend=r + 1 >= min(MIN_ROUNDS, rounds), ahead=int(r == 0 and rounds > 1), **limits)
+        got.ahead, ahead = ahead > 0, int(r == 0 and rounds > 1)
         spent += got.spent
         history = with_round(history, got.windows)
         early = r + 1 >= MIN_ROUNDS and r + 1 < rounds

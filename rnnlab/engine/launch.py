@@ -4,7 +4,9 @@
 ``Worker`` (``engine.runner``'s protocol). Tasks that share a device, a thread count and the modules they preload
 share a zygote (``worker.zygote``), which imports TensorFlow once and forks each worker with a fresh runtime;
 ``new_round()`` retires every zygote that has forked a variant, so each round of a point starts from a newly
-imported interpreter. A GPU task, or a platform without ``fork`` and descriptor passing, gets a spawned worker
+imported interpreter. ``ahead()`` starts the next round's zygote beside this round's, both importing while nothing is
+timed (an import keeps one core busy: two go side by side on two cores), and ``settle()`` waits until it has: the next
+round then starts in a fork's time, not an import's. A GPU task, or a platform without ``fork`` and descriptor passing, gets a spawned worker
 (``runner.SubprocessWorker``), as every task did before: CUDA in a forked process is not checked here.
 """
 
@@ -43,6 +45,11 @@ def zygote_spec(task: dict) -> dict | None:
     preload = task.get("preload")
     preload = DEFAULT_PRELOAD if preload is None or task.get("kind") == "probe" else tuple(preload)
     return {"device": device, "threads": threads, "preload": list(preload)}
+
+
+def _key(spec: dict) -> str:
+    """Which zygote a spec's tasks share."""
+    return json.dumps(spec, sort_keys=True)
 
 
 class Zygote:
@@ -225,26 +232,55 @@ class ForkedWorker:
 
 
 class ForkLauncher:
-    """The run's launcher: tasks go to the zygote of their kind (``zygote_spec``), one started when first needed;
-    ``new_round()`` retires the zygotes a round used; ``close()`` ends every one."""
+    """The run's launcher: tasks go to the zygote of their kind (``zygote_spec``), one started when first needed,
+    or the one ``ahead()`` started for this round; ``new_round()`` retires the zygotes a round used; ``close()`` ends
+    every one."""
 
     def __init__(self):
         self._zygotes: dict[str, Zygote] = {}
+        self._spares: dict[str, list[Zygote]] = {}  # started ahead, each for a round to come (never forked yet)
         self._lock = threading.Lock()
+
+    def _current(self, spec: dict) -> Zygote:
+        """The zygote this round forks ``spec``'s workers from: the one in use, else the next spare, else a new one."""
+        key = _key(spec)
+        with self._lock:
+            z = self._zygotes.get(key)
+            if z is None or z.gone.is_set():
+                spares = [s for s in self._spares.pop(key, []) if not s.gone.is_set()]
+                z = self._zygotes[key] = spares.pop(0) if spares else Zygote(spec)
+                if spares:
+                    self._spares[key] = spares
+            return z
 
     def __call__(self, task: dict) -> _runner.Worker:
         spec = zygote_spec(task)
         if spec is None:
             return _runner.SubprocessWorker(task)
-        key = json.dumps(spec, sort_keys=True)
+        return self._current(spec).fork(task)
+
+    def ahead(self, tasks, n: int) -> None:
+        """Start ``n`` zygotes for the rounds after this one, for each kind of task in ``tasks``, now: they import
+        beside this round's own zygote, which is started first where it is not yet running."""
+        for key, spec in {_key(s): s for s in map(zygote_spec, tasks) if s is not None}.items():
+            self._current(spec)
+            with self._lock:
+                spares = self._spares.setdefault(key, [])
+                spares += [Zygote(spec) for _ in range(max(0, n - len(spares)))]
+
+    def settle(self, timeout: float = 600.0) -> None:
+        """Wait until no zygote started ahead is still importing (each is ready, or gone: its round says why), so
+        nothing a worker times runs beside an import."""
+        end = time.monotonic() + timeout
         with self._lock:
-            z = self._zygotes.get(key)
-            if z is None or z.gone.is_set():
-                z = self._zygotes[key] = Zygote(spec)
-        return z.fork(task)
+            spares = [z for zs in self._spares.values() for z in zs]
+        for z in spares:
+            while not (z.ready.is_set() or z.gone.is_set()) and time.monotonic() < end:
+                z.ready.wait(0.05)
 
     def new_round(self) -> None:
-        """Every zygote that forked a variant is retired: the next round's workers come from a new import."""
+        """Every zygote that forked a variant is retired: the next round's workers come from a new import (the next
+        one started ahead, where there is one)."""
         with self._lock:
             old = [k for k, z in self._zygotes.items() if z.used]
             retired = [self._zygotes.pop(k) for k in old]
@@ -253,8 +289,9 @@ class ForkLauncher:
 
     def close(self) -> None:
         with self._lock:
-            retired = list(self._zygotes.values())
+            retired = list(self._zygotes.values()) + [z for zs in self._spares.values() for z in zs]
             self._zygotes.clear()
+            self._spares.clear()
         for z in retired:
             z.close()
 
@@ -268,6 +305,20 @@ class ForkLauncher:
 def new_round(launcher) -> None:
     """Tell ``launcher`` a new round starts (a launcher without rounds, as the tests' fakes, is left alone)."""
     fn = getattr(launcher, "new_round", None)
+    if fn is not None:
+        fn()
+
+
+def ahead(launcher, tasks, n: int) -> None:
+    """Have ``launcher`` start the imports of ``n`` rounds to come of ``tasks`` now (``ForkLauncher.ahead``)."""
+    fn = getattr(launcher, "ahead", None)
+    if fn is not None and n > 0:
+        fn(list(tasks), n)
+
+
+def settle(launcher) -> None:
+    """Wait until ``launcher`` imports nothing ahead any more (``ForkLauncher.settle``)."""
+    fn = getattr(launcher, "settle", None)
     if fn is not None:
         fn()
 

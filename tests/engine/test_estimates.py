@@ -21,7 +21,8 @@ def point(plan) -> dict:
 
 def cost(start, alone, windows_s, n, ref, rounds=2) -> dict:
     return {"cost": {"start_s": [start] * rounds, "alone_s": [alone] * rounds, "windows_s": [windows_s] * rounds,
-                     "windows_n": [n] * rounds, "ref": [ref] * rounds}, "protocol": "interleaved"}
+                     "windows_n": [n] * rounds, "ref": [ref] * rounds, "ahead": [i == 1 for i in range(rounds)]},
+            "protocol": "interleaved"}
 
 
 @pytest.fixture
@@ -35,9 +36,11 @@ def test_a_machine_that_ran_nothing_prices_a_point_from_the_rough_figures(tmp_pa
     plan = api.plan("unroll", overrides={"units": 8, "seq_len": 10}, variants=["keras", "keras_unroll"])
     est = api.estimate(plan, store=store, fresh=True)
     work = experiments.get("unroll").work_s
-    per_round = estimates.WORKER_START_S + 3 * work + FIRST * 2 * (0.1 + 0.1)  # keras, unroll, the reference alone
+    per_round = 3 * work + FIRST * 2 * (0.1 + 0.1)  # keras, unroll, the reference alone; the windows
     assert est.workers == 3 * plan.points[0]["rounds"]
-    assert est.seconds == pytest.approx(estimates.PROBE_S + interleave.MIN_ROUNDS * per_round)
+    # the first round starts with an import, the second in a fork's time (its import ran beside the first's)
+    starts = estimates.WORKER_START_S + (interleave.MIN_ROUNDS - 1) * estimates.FORK_START_S
+    assert est.seconds == pytest.approx(estimates.PROBE_S + starts + interleave.MIN_ROUNDS * per_round)
     assert not est.from_timings
 
 
@@ -83,7 +86,22 @@ def test_the_rounds_a_configuration_took_here_are_the_rounds_it_is_priced_at(tmp
     est = api.estimate(plan, store=store, fresh=True)
     assert est.seconds == pytest.approx(3 * (5.0 + 2 * 1.0 + 10 * (0.1 + 0.1)))
     short = dict(p, deadline_s=20)  # a deadline leaves the rounds that fit it, never fewer than MIN_ROUNDS
-    assert estimates._interleaved_s(short, 3, 9.0) == pytest.approx(2 * 9.0)
+    assert estimates._interleaved_s(short, 3, 9.0, 5.0, 0.5, 5.0) == pytest.approx(5.0 + 0.5 + 2 * 9.0)
+    # a third round imports its own: it fits 33 s, not 32
+    assert estimates._interleaved_s(dict(p, deadline_s=33), 3, 9.0, 1.0, 0.0, 5.0) == pytest.approx(6.0 + 3 * 9.0)
+    assert estimates._interleaved_s(dict(p, deadline_s=32), 3, 9.0, 1.0, 0.0, 5.0) == pytest.approx(1.0 + 2 * 9.0)
+
+
+def test_a_later_round_is_priced_at_the_start_its_import_ahead_left_it(tmp_path, here):
+    store = Store(tmp_path / "s.sqlite")
+    plan = api.plan("unroll", overrides={"layers": 3}, variants=["keras", "keras_unroll"], ref="keras")
+    p = point(plan)
+    for v, alone in (("keras", 3.0), ("keras_unroll", 8.0)):
+        details = cost(0.0, alone, 4.0, 10, v == "keras")
+        details["cost"].update(start_s=[7.0, 0.1], ahead=[False, True])  # the second's import ran beside the first's
+        store.put(stored("unroll", v, p, metrics={"fwd_ms": 15.0}, details=details))
+    est = api.estimate(plan, store=store, fresh=True)
+    assert est.seconds == pytest.approx(7.0 + 0.1 + 2 * (3.0 + 8.0 + 10 * (0.4 + 0.4)))
 
 
 def test_other_processes_stretch_the_estimate_and_say_so():
@@ -103,7 +121,8 @@ def test_a_run_beside_other_work_is_priced_from_rounds_timed_beside_it(tmp_path,
 
     def rounds(quiet, loaded, ref):
         c = {"start_s": [5.0, 5.0, 6.0, 6.0], "alone_s": [quiet, quiet, loaded, loaded],
-             "windows_s": [2.0, 2.0, 3.0, 3.0], "windows_n": [10] * 4, "ref": [ref] * 4, "other": [0.0, 0.1, 1.0, 1.1]}
+             "windows_s": [2.0, 2.0, 3.0, 3.0], "windows_n": [10] * 4, "ref": [ref] * 4, "other": [0.0, 0.1, 1.0, 1.1],
+             "ahead": [False, True] * 2}
         return {"cost": c, "protocol": "interleaved", "rounds": 2}  # four rounds of two runs of two rounds
     store.put(stored("unroll", "keras", p, metrics={"fwd_ms": 20.0}, details=rounds(2.0, 3.0, True)))
     store.put(stored("unroll", "keras_unroll", p, metrics={"fwd_ms": 15.0}, details=rounds(8.0, 10.0, False)))

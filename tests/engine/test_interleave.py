@@ -259,3 +259,35 @@ def test_a_point_ends_when_what_is_undecided_lies_too_near_the_margin_for_more_r
                          on_phase=lambda r, a, ph: None, rng=random.Random(2), launcher=launcher, timeout_s=10,
                          mem_limit_mb=None, poll_s=0.001)
     assert ends[-1] == (interleave.MIN_ROUNDS - 1, "out of reach", True), ends
+
+
+def test_a_point_starts_its_second_rounds_import_with_its_first_and_times_nothing_until_it_is_done():
+    class Ahead(ServingLauncher):
+        """Notes when the run asks for imports ahead and waits for them, against what the workers were sent."""
+
+        def __init__(self, value):
+            super().__init__(value)
+            self.log = []
+
+        def sent(self):
+            return sum(len(w.sent) for w in self.workers)
+
+        def new_round(self):
+            self.log.append(("new round", self.sent()))
+
+        def ahead(self, tasks, n):
+            self.log.append(("ahead", n, len(tasks)))
+
+        def settle(self):
+            self.log.append(("settle", self.sent()))
+
+    launcher = Ahead(noisy({"ok": 1.0, "slow": 2.0}))
+    interleave.run_point(lambda r: tasks("ok", "slow"), ref="ok", rounds=3, budget_s=30,
+                         on_round=lambda r, got, last: None, on_phase=lambda r, a, ph: None, rng=random.Random(0),
+                         launcher=launcher, timeout_s=10, mem_limit_mb=None, poll_s=0.001)
+    rounds = [i for i, e in enumerate(launcher.log) if e[0] == "new round"]
+    assert len(rounds) == interleave.MIN_ROUNDS  # decided after two
+    first, second = launcher.log[rounds[0]:rounds[1]], launcher.log[rounds[1]:]
+    # the first round starts the second's import beside its own, and lets no worker on until it is done
+    assert first[:3] == [("new round", 0), ("ahead", 1, 2), ("settle", 0)]
+    assert ("ahead", 1, 2) not in second and second[1] == ("settle", second[0][1])  # no third import ahead

@@ -76,6 +76,26 @@ def test_each_round_forks_from_a_new_zygote_and_a_child_maps_its_memory_again():
 
 @linux
 @pytest.mark.slow  # starts Python processes
+def test_the_next_rounds_zygote_imports_ahead_and_serves_that_round():
+    with launch.ForkLauncher() as start:
+        a = run_task(task("whoami", ["numpy"]), launcher=start, timeout_s=60, mem_limit_mb=None)
+        start.ahead([task("whoami", ["numpy"]), task("ok", ["numpy"])], 1)  # one kind of task: one zygote ahead
+        (spare,) = start._spares[launch._key(launch.zygote_spec(task("ok", ["numpy"])))]
+        start.settle()
+        assert spare.ready.is_set()  # imported before anything else runs
+        b = run_task(task("whoami", ["numpy"]), launcher=start, timeout_s=60, mem_limit_mb=None)
+        start.new_round()
+        c = run_task(task("whoami", ["numpy"]), launcher=start, timeout_s=60, mem_limit_mb=None)
+        start.new_round()
+        d = run_task(task("whoami", ["numpy"]), launcher=start, timeout_s=60, mem_limit_mb=None)
+    pa, pb, pc, pd = (m["details"]["ppid"] for m in (a, b, c, d))
+    assert pa == pb != pc  # the round goes on from its own zygote; the next from the one started ahead
+    assert pc == spare.proc.pid and pd not in (pa, pc)  # then from a new import once none is ahead
+    assert spare.gone.wait(5)  # closed with the launcher
+
+
+@linux
+@pytest.mark.slow  # starts Python processes
 def test_a_zygote_whose_import_fails_says_why_to_every_worker():
     with launch.ForkLauncher() as start:
         msgs = [run_task(task("ok", ["no_such_module_rnnlab"]), launcher=start, timeout_s=60, mem_limit_mb=None)
