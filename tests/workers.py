@@ -1,6 +1,7 @@
 """Worker functions for harness tests: they run inside the real spawned worker process."""
 
 import os
+import sys
 import time
 
 import numpy as np
@@ -24,7 +25,9 @@ def run_variant(params, variant, ctx):
         status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines() if ":" in line)
         return {"metrics": {"fwd_ms": 1.0},
                 "details": {"pid": os.getpid(), "ppid": os.getppid(), "rss_file_kb": int(status["RssFile"].split()[0]),
-                            "frozen": __import__("gc").get_freeze_count()}}
+                            "frozen": __import__("gc").get_freeze_count(),
+                            "left_out": sorted(m for m in ("sklearn", "pandas", "IPython") if m in sys.modules
+                                               and sys.modules[m] is None)}}
     if variant == "hog":
         blocks = [np.ones(50 * 2**20 // 8) for _ in range(40)]  # ~2 GB, touched
         time.sleep(30)

@@ -7,6 +7,7 @@ import pytest
 
 from rnnlab.engine import launch
 from rnnlab.engine.runner import launch_subprocess, run_task
+from rnnlab.worker import main as worker_main
 
 linux = pytest.mark.skipif(not launch.can_fork(), reason="the zygote is Linux's")
 
@@ -72,6 +73,10 @@ def test_each_round_forks_from_a_new_zygote_and_a_child_maps_its_memory_again():
     # the import's objects are out of every collection's reach (``worker.main.freeze_imports``), forked or spawned
     spawned = run_task(task("whoami", ["numpy"]), launcher=launch_subprocess, timeout_s=60, mem_limit_mb=None)
     assert min(da["frozen"], dc["frozen"], spawned["details"]["frozen"]) > 10_000
+    # what Keras would import and a worker never uses is left out, forked or spawned, unless the task preloads it
+    assert da["left_out"] == spawned["details"]["left_out"] == sorted(worker_main.UNUSED)
+    own = run_task(task("whoami", ["numpy", "pandas"]), launcher=launch_subprocess, timeout_s=60, mem_limit_mb=None)
+    assert own["details"]["left_out"] == sorted(set(worker_main.UNUSED) - {"pandas"})
 
 
 @linux
