@@ -21,11 +21,13 @@ window is dropped (``RoundOutcome.dropped``) and its cycle retaken within the bu
 not pooled into a call either (``stats.unsettled``: "too busy to decide").
 
 How many cycles: at least ``MIN_CYCLES`` (``MIN_BUILDS`` for a build in a point's first round, ``MIN_BUILDS_LATER``
-after it); then more, ``BATCH`` at a time, while a comparison with the reference is undecided (``rules.direction`` on
-the paired interval over this and earlier rounds is "too noisy to call"), until every one is decided or the series'
-share of the round's budget is spent: what the round has not yet spent on windows, split evenly over the per-step
-series still to come (a series that needed less leaves its time to the next), and never more than ``EXTEND`` times
-its minimum cycles, so the cheap forward series cannot starve the training step's. A build series is held to
+after it); then more, ``BATCH`` at a time, of the arms whose comparison with the reference is undecided
+(``rules.direction`` on the paired interval over this and earlier rounds is "too noisy to call"; an arm already
+decided times no more windows of that series in the round; the others' stay bracketed by the reference), until
+every one is decided or the series' share of the round's budget is spent: what the round has not yet spent on
+windows, split evenly over the per-step series still to come (a series that needed less leaves its time to the
+next), and never more than ``EXTEND`` times its minimum cycles, so the cheap forward series cannot starve the
+training step's. A build series is held to
 ``EXTEND`` times its minimum cycles only (builds differ by 2-12x; their time is not the budget's), and in a round that
 cannot be the point's last (the first of at least ``MIN_ROUNDS``) to its minimum: a build window takes seconds, and
 its call pools with the next round's windows anyway. Step windows are cheap, and a round's median of few of them is
@@ -292,7 +294,7 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
 
 def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, ref, history, budget_s, rng,
              clock, extend: bool = True) -> str:
-    n, t0, cycles = window_steps(op), clock(), 0
+    n, t0, cycles, timed = window_steps(op), clock(), 0, 0
     min_s = 0.0 if is_build(op) else MIN_WINDOW_S
     least = min_cycles(op, later=any(any(w) for series in history.values() for w in series.get(op, [])))
     for a in group:
@@ -317,10 +319,12 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
         return None, None
 
     before: tuple | None = None  # the reference's last window: the next arm's bracket opens with it
+    still: set | None = None  # past the minimum: the arms a look left undecided (or short of paired windows)
     while True:
         for _ in range(least - cycles if cycles < least else BATCH):  # the minimum, then BATCH cycles a look
-            order = [a for a in group if a not in out.messages and a != ref]
+            order = [a for a in group if a not in out.messages and a != ref and (still is None or a in still)]
             rng.shuffle(order)
+            timed += len(order)
             if ref not in group or ref in out.messages:
                 for a in order:
                     window(a)
@@ -341,15 +345,18 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
         arms = [a for a in group if a not in out.messages and a != ref]
         retakes = min(out.dropped.get(op, 0), EXTEND * least)  # cycles whose pairs the load spoiled
         spent = clock() - t0 >= budget_s or cycles >= EXTEND * least + retakes
-        paired = min((len(out.windows[a].get(op + REF, [])) for a in arms), default=cycles)
-        if paired < least and not spent:
+        short = [a for a in arms if len(out.windows[a].get(op + REF, [])) < least]
+        if short and not spent:
+            still = set(short)
             continue  # a spoiled pair is retaken before anything is decided
-        if not undecided(with_round(history, out.windows), op, ref, arms + [ref]):
+        open_ = undecided(with_round(history, out.windows), op, ref, arms + [ref])
+        if not open_:
             return "decided"
+        still = set(open_)  # an arm already decided times no more windows of this series this round
         if not extend:
             return "next round"
         if spent:
-            return "busy" if out.dropped.get(op, 0) >= max(1, cycles * len(arms)) // 2 else "budget"
+            return "busy" if out.dropped.get(op, 0) >= max(1, timed) // 2 else "budget"
 
 
 def _pair(out: RoundOutcome, op: str, a: str, before: tuple, other: float | None, after: tuple) -> None:

@@ -92,6 +92,18 @@ def test_an_undecided_pair_adds_windows_until_the_budget_is_spent():
     assert max(len(w) for w in got.windows["ok"].values()) > interleave.MIN_CYCLES
 
 
+def test_only_the_arms_still_undecided_time_more_windows():
+    # 'slow' is called at its minimum windows; 'edge' (10% slower: on the margin) stays open and times more alone
+    launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0, "edge": 1.1}, sd=0.05))
+    got = interleave.run_round(tasks("ok", "slow", "edge"), ref="ok", history={}, budget_s=60, launcher=launcher,
+                               timeout_s=10, mem_limit_mb=None, rng=random.Random(0), poll_s=0.001)
+    for m in ("fwd_ms", "train_ms"):
+        slow, edge = len(got.windows["slow"][m]), len(got.windows["edge"][m])
+        assert slow == interleave.MIN_CYCLES < edge <= interleave.EXTEND * interleave.MIN_CYCLES, (m, slow, edge)
+        # every window of an arm still bracketed: the reference before and after each, never twice in a row
+        assert len(got.windows["ok"][m]) == slow + edge + 1 == len(got.windows["edge"][m + "@ref"]) + slow + 1
+
+
 def test_an_arm_that_fails_ends_alone_and_a_failed_reference_stops_the_calls():
     launcher = ServingLauncher(noisy({"ok": 1.0, "slow": 2.0, "bad": 1.0}), fail={"bad": "fwd_ms"})
     got = interleave.run_round(tasks("ok", "slow", "bad"), ref="ok", history={}, budget_s=60, launcher=launcher,
