@@ -27,10 +27,9 @@ decided times no more windows of that series in the round; the others' stay brac
 every one is decided or the series' share of the round's budget is spent: what the round has not yet spent on
 windows, split evenly over the per-step series still to come (a series that needed less leaves its time to the
 next), and never more than ``EXTEND`` times its minimum cycles, so the cheap forward series cannot starve the
-training step's. A build series is held to
-``EXTEND`` times its minimum cycles only (builds differ by 2-12x; their time is not the budget's), and in a round that
-cannot be the point's last (the first of at least ``MIN_ROUNDS``) to its minimum: a build window takes seconds, and
-its call pools with the next round's windows anyway. Step windows are cheap, and a round's median of few of them is
+training step's. A build series is held to ``EXTEND`` times its minimum cycles only (builds differ by 2-12x; their
+time is not the budget's), and in a round that cannot be the point's last (the first of at least ``MIN_ROUNDS``) to
+its minimum: a build window takes seconds, and its call pools with the next round's windows anyway. Step windows are cheap, and a round's median of few of them is
 what widens a two-round interval (calibrated: with the first round held to its minimum step windows too, +20% was
 called slower in 9 of 16 pairs on a 2-core Xeon). The budget a round leaves goes to the rounds after it. ``stops``
 says why each series stopped.
@@ -391,10 +390,11 @@ def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | Non
         tasks = make_tasks(r)
         # what the earlier rounds left of the budget, shared by the rounds to come (the first times its minimum only);
         # the first starts the second's import beside its own (a point runs at least MIN_ROUNDS)
+        imports = int(r == 0 and rounds > 1)
         got = run_round(tasks, ref=ref, history=history, budget_s=max(0.0, budget_s - spent) / (rounds - r),
                         on_phase=lambda a, ph, r=r: on_phase(r, a, ph), rng=rng,
-                        extend=r + 1 >= min(MIN_ROUNDS, rounds), ahead=int(r == 0 and rounds > 1), **limits)
-        got.ahead, ahead = ahead > 0, int(r == 0 and rounds > 1)
+                        extend=r + 1 >= min(MIN_ROUNDS, rounds), ahead=imports, **limits)
+        got.ahead, ahead = ahead > 0, imports
         spent += got.spent
         history = with_round(history, got.windows)
         early = r + 1 >= MIN_ROUNDS and r + 1 < rounds

@@ -6,8 +6,9 @@ share a zygote (``worker.zygote``), which imports TensorFlow once and forks each
 ``new_round()`` retires every zygote that has forked a variant, so each round of a point starts from a newly
 imported interpreter. ``ahead()`` starts the next round's zygote beside this round's, both importing while nothing is
 timed (an import keeps one core busy: two go side by side on two cores), and ``settle()`` waits until it has: the next
-round then starts in a fork's time, not an import's. A GPU task, or a platform without ``fork`` and descriptor passing, gets a spawned worker
-(``runner.SubprocessWorker``), as every task did before: CUDA in a forked process is not checked here.
+round then starts in a fork's time, not an import's. A GPU task, or a platform without ``fork`` and descriptor
+passing, gets a spawned worker (``runner.SubprocessWorker``), as every task did before: CUDA in a forked process is
+not checked here.
 """
 
 from __future__ import annotations
