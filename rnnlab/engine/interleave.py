@@ -300,22 +300,7 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
         live.on_phase(a, f"timing {op} windows")
 
     def window(a: str) -> tuple[float | None, float | None]:
-        t = clock()
-        live.send(a, {"cmd": "window", "n": n, "min_s": min_s})
-        msg = live.next(a)
-        spent = out.windowed.setdefault(a, [0.0, 0])
-        spent[0] += clock() - t
-        spent[1] += 1
-        if msg.get("type") == "window":
-            value, other = float(msg["value"]), msg.get("other")
-            out.windows[a].setdefault(op, []).append(value)
-            if msg.get("own") is not None:
-                out.own.setdefault(a, []).append(float(msg["own"]))
-            if other is not None:
-                out.windows[a].setdefault(op + OTHER, []).append(float(other))
-            return value, other
-        settle(a, msg)
-        return None, None
+        return _window(live, out, op, a, {"cmd": "window", "n": n, "min_s": min_s}, settle, clock)
 
     before: tuple | None = None  # the reference's last window: the next arm's bracket opens with it
     still: set | None = None  # past the minimum: the arms a look left undecided (or short of paired windows)
@@ -356,6 +341,28 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
             return "next round"
         if spent:
             return "busy" if out.dropped.get(op, 0) >= max(1, timed) // 2 else "budget"
+
+
+def _window(live: _Live, out: RoundOutcome, op: str, a: str, cmd: dict, settle, clock
+            ) -> tuple[float | None, float | None]:
+    """One window of ``op`` from arm ``a`` (``cmd``: its steps and least seconds), kept in ``out`` with its seconds
+    and its reading: (value, cores other processes took), or (None, None) when the arm ended instead."""
+    t = clock()
+    live.send(a, cmd)
+    msg = live.next(a)
+    spent = out.windowed.setdefault(a, [0.0, 0])
+    spent[0] += clock() - t
+    spent[1] += 1
+    if msg.get("type") == "window":
+        value, other = float(msg["value"]), msg.get("other")
+        out.windows[a].setdefault(op, []).append(value)
+        if msg.get("own") is not None:
+            out.own.setdefault(a, []).append(float(msg["own"]))
+        if other is not None:
+            out.windows[a].setdefault(op + OTHER, []).append(float(other))
+        return value, other
+    settle(a, msg)
+    return None, None
 
 
 def _pair(out: RoundOutcome, op: str, a: str, before: tuple, other: float | None, after: tuple) -> None:
