@@ -111,8 +111,10 @@ def format_text(res: dict, width: int | None = _output.WIDTH) -> str:
 
 def main(args) -> int:
     from rnnlab.tf import convert as cv
+    from rnnlab.worker.main import leave_out_unused
 
     cv.locate_checkpoint(args.checkpoint)  # a missing checkpoint or a junk index: said before TensorFlow loads
+    leave_out_unused(())  # a process running TensorFlow only: as in a worker, Keras's unused imports stay out
     with _output.tensorflow(getattr(args, "verbose", False)):  # its loading logs off stderr unless --verbose
         cv._tf()
     res = run(checkpoint=args.checkpoint, out=args.out, cell=args.cell, forget_bias=args.forget_bias,

@@ -29,10 +29,10 @@ windows, split evenly over the per-step series still to come (a series that need
 next), and never more than ``EXTEND`` times its minimum cycles, so the cheap forward series cannot starve the
 training step's. A build series is held to ``EXTEND`` times its minimum cycles only (builds differ by 2-12x; their
 time is not the budget's), and in a round that cannot be the point's last (the first of at least ``MIN_ROUNDS``) to
-its minimum: a build window takes seconds, and its call pools with the next round's windows anyway. Step windows are cheap, and a round's median of few of them is
-what widens a two-round interval (calibrated: with the first round held to its minimum step windows too, +20% was
-called slower in 9 of 16 pairs on a 2-core Xeon). The budget a round leaves goes to the rounds after it. ``stops``
-says why each series stopped.
+its minimum: a build window takes seconds, and its call pools with the next round's windows anyway. Step windows
+are cheap, and a round's median of few of them is what widens a two-round interval (calibrated: with the first round
+held to its minimum step windows too, +20% was called slower in 9 of 16 pairs on a 2-core Xeon). The budget a round
+leaves goes to the rounds after it. ``stops`` says why each series stopped.
 
 Where the time is better spent: the spread between rounds of fresh processes is as large as the spread of the windows
 within a round (measured on the seed configuration), so a round times few short windows and a point spends its time

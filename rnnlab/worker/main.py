@@ -64,8 +64,9 @@ UNUSED = ("sklearn", "pandas", "IPython")
 
 
 def leave_out_unused(preload) -> None:
-    """In a worker process only: the modules of ``UNUSED`` its experiment does not preload are left out
-    (``sys.modules[name] = None``: an import of it fails at once, and Keras's ``try: import`` moves on)."""
+    """In a process that runs TensorFlow and nothing else (a worker; the ``convert`` command) only: the modules of
+    ``UNUSED`` it does not preload, and has not imported yet, are left out (``sys.modules[name] = None``: an import of
+    it fails at once, and Keras's ``try: import`` moves on)."""
     wanted = {str(m).split(".")[0] for m in preload or ()}
     for name in UNUSED:
         if name not in wanted:
