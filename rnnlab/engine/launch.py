@@ -4,9 +4,9 @@
 ``Worker`` (``engine.runner``'s protocol). Tasks that share a device, a thread count and the modules they preload
 share a zygote (``worker.zygote``), which imports TensorFlow once and forks each worker with a fresh runtime;
 ``new_round()`` retires every zygote that has forked a variant, so each round of a point starts from a newly
-imported interpreter. ``ahead()`` starts the next round's zygote beside this round's, both importing while nothing is
-timed (an import keeps one core busy: two go side by side on two cores), and ``settle()`` waits until it has: the next
-round then starts in a fork's time, not an import's. A GPU task, or a platform without ``fork`` and descriptor
+imported interpreter. ``ahead()`` starts later rounds' zygotes beside this round's, all importing while nothing is
+timed (an import keeps one core busy: two go side by side on two cores), and ``settle()`` waits until they have: such
+a round then starts in a fork's time, not an import's. A GPU task, or a platform without ``fork`` and descriptor
 passing, gets a spawned worker (``runner.SubprocessWorker``), as every task did before: CUDA in a forked process is
 not checked here.
 """

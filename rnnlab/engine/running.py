@@ -97,27 +97,41 @@ def _run(p: Plan, *, store: Store, fresh: bool, on_progress, cancel, launcher, c
                                  clock=clock)
             out.extend(close_point(store, exp, pt))
             continue
-        last_round = None
-        for r, v in pt.schedule():
-            if pt.state[v].final:
-                continue  # its record stands since round 1 (and its rounds were counted then)
-            if r != last_round:  # each round's workers from a new import (``engine.launch``)
-                launch.new_round(launcher)
-                last_round = r
-            prog = count.phase_reporter(pt, v, r)
-            prog("queued")
-            before, t0 = loadavg(), clock()
-            msg, raw = measure(variant_task(exp, v, pt.params, run_env), want_outputs=pt.state[v].raw is None,
-                               timeout_s=pt.params.get("timeout_s", 900), launcher=launcher, limit=limit,
-                               on_phase=prog, cancel=cancel, clock=clock)
-            held = (msg.get("details") or {}).get("worker_wall_s") if msg.get("type") == "result" else None
-            if held is not None:  # its start (an import, or a fork) and the variant's own time
-                read = [x["other"] for x in msg["details"].get("readings") or [] if x.get("other") is not None]
-                pt.state[v].costs.append({"start_s": max(0.0, clock() - t0 - held), "alone_s": held,
-                                          "other": round(statistics.median(read), 2) if read else None})
-            take_round(store, exp, pt, v, r, msg, raw, (before, loadavg()), count=count)
+        _run_sequential(store, exp, pt, run_env, count=count, launcher=launcher, limit=limit, cancel=cancel,
+                        clock=clock)
         out.extend(close_point(store, exp, pt))
     return out
+
+
+def _run_sequential(store: Store, exp, pt: "OpenPoint", run_env, *, count: "Counter", launcher, limit, cancel,
+                    clock) -> None:
+    """A point's rounds one worker after another: every round's import started with the first's, side by side, and
+    done before the first worker times anything (``engine.launch.ahead``); each round's workers from its own."""
+    last_round, waited = None, 0.0
+    for r, v in pt.schedule():
+        if pt.state[v].final:
+            continue  # its record stands since round 1 (and its rounds were counted then)
+        task = variant_task(exp, v, pt.params, run_env)
+        if r != last_round:  # each round's workers from a new import (``engine.launch``)
+            launch.new_round(launcher)
+            if last_round is None and pt.n_rounds > 1:
+                t = clock()
+                launch.ahead(launcher, [task], pt.n_rounds - 1)
+                launch.settle(launcher)
+                waited = clock() - t  # the first round's start: its import and those ahead
+            last_round = r
+        prog = count.phase_reporter(pt, v, r)
+        prog("queued")
+        before, t0 = loadavg(), clock() - waited
+        waited = 0.0
+        msg, raw = measure(task, want_outputs=pt.state[v].raw is None, timeout_s=pt.params.get("timeout_s", 900),
+                           launcher=launcher, limit=limit, on_phase=prog, cancel=cancel, clock=clock)
+        held = (msg.get("details") or {}).get("worker_wall_s") if msg.get("type") == "result" else None
+        if held is not None:  # its start (an import, or a fork) and the variant's own time
+            read = [x["other"] for x in msg["details"].get("readings") or [] if x.get("other") is not None]
+            pt.state[v].costs.append({"start_s": max(0.0, clock() - t0 - held), "alone_s": held,
+                                      "other": round(statistics.median(read), 2) if read else None})
+        take_round(store, exp, pt, v, r, msg, raw, (before, loadavg()), count=count)
 
 
 def live_groups(pt: "OpenPoint") -> list[list[str]]:

@@ -189,3 +189,33 @@ def test_estimate_counts_rounds_and_the_reference(fake, tmp_path):
     est = api.estimate(p, store=Store(tmp_path / "e.sqlite"), fresh=True)
     assert est.workers == 18 and est.stored == 0 and not est.from_timings  # + the reference "ok", every round
     assert est.seconds == pytest.approx(18 * (api.WORKER_START_S + experiments.get("fake_r").work_s), rel=0.5)
+
+
+def test_every_rounds_import_starts_with_the_first_and_ends_before_anything_is_timed(fake, tmp_path):
+    class Ahead(FakeLauncher):
+        """Notes the run's asks for imports ahead, and the tasks launched meanwhile."""
+
+        def __init__(self):
+            super().__init__()
+            self.log = []
+
+        def __call__(self, task):
+            self.log.append(("launch", task["variant"]))
+            return super().__call__(task)
+
+        def new_round(self):
+            self.log.append(("new round",))
+
+        def ahead(self, tasks, n):
+            self.log.append(("ahead", n, [t["variant"] for t in tasks]))
+
+        def settle(self):
+            self.log.append(("settle",))
+
+    launcher = Ahead()
+    p = api.plan("fake_r", variants=["ok", "a"], overrides={"rounds": 3})
+    api.run(p, store=Store(tmp_path / "s.sqlite"), env=ENV, launcher=launcher, mem_limit_mb=None)
+    first = launcher.log.index(("launch", "ok"))
+    # the two rounds after the first import beside it, and nothing runs until they are done; each round forks anew
+    assert launcher.log[:first] == [("new round",), ("ahead", 2, ["ok"]), ("settle",)]
+    assert [e[0] for e in launcher.log].count("ahead") == 1 and launcher.log.count(("new round",)) == 3
