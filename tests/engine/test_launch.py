@@ -34,6 +34,16 @@ def test_a_gpu_task_gets_a_spawned_worker(monkeypatch):
     assert made and made[0]["device"] == "GPU"
 
 
+def test_a_gpu_round_imports_nothing_ahead(monkeypatch):
+    monkeypatch.setattr(launch, "Zygote", lambda spec: pytest.fail("a zygote for a spawned task"))
+    with launch.ForkLauncher() as start:
+        start.ahead([{**task("ok"), "device": "GPU"}], 2)  # each GPU worker is spawned with its own import
+        start.settle()
+        assert start._spares == {} and start._zygotes == {}
+    launch.ahead(object(), [task("ok")], 1)  # a launcher without rounds (the tests' fakes) is left alone
+    launch.settle(object())
+
+
 @linux
 @pytest.mark.slow  # starts Python processes
 def test_a_forked_worker_answers_as_a_spawned_one():
