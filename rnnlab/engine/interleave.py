@@ -396,8 +396,8 @@ def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | Non
     for r in range(rounds):
         tasks = make_tasks(r)
         # what the earlier rounds left of the budget, shared by the rounds to come (the first times its minimum only);
-        # the first starts the second's import beside its own (a point runs at least MIN_ROUNDS)
-        imports = int(r == 0 and rounds > 1)
+        # the first starts the imports of the rounds every point runs beside its own (a later one may not be needed)
+        imports = min(rounds, MIN_ROUNDS) - 1 if r == 0 else 0
         got = run_round(tasks, ref=ref, history=history, budget_s=max(0.0, budget_s - spent) / (rounds - r),
                         on_phase=lambda a, ph, r=r: on_phase(r, a, ph), rng=rng,
                         extend=r + 1 >= min(MIN_ROUNDS, rounds), ahead=imports, **limits)
