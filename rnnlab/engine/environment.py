@@ -59,14 +59,18 @@ def known_env(store: Store, requested: str = "auto") -> dict | None:
     return envinfo.run_env(static, probe or None, device)
 
 
+def probe_task(device: str) -> dict:
+    """The worker task that probes this machine's ``device`` (what TensorFlow sees, the matmul rate)."""
+    return {"kind": "probe", "device": device}
+
+
 def _probe(store: Store, device: str, *, launcher=_runner.launch_subprocess) -> dict:
     key = probe_key(device)
     with _probe_lock:
         cached = store.meta_get(key)
         if cached:
             return json.loads(cached)
-        msg = _runner.run_task({"kind": "probe", "device": device}, launcher=launcher, timeout_s=300,
-                               mem_limit_mb=None)
+        msg = _runner.run_task(probe_task(device), launcher=launcher, timeout_s=300, mem_limit_mb=None)
         if msg.get("type") != "result":
             raise RnnlabError(f"the environment probe failed: {msg.get('reason')}")
         store.meta_set(key, json.dumps(msg["probe"]))

@@ -36,7 +36,8 @@ from rnnlab.engine.environment import known_env, needs_probe
 
 WORKER_START_S = 6.0  # a round's start before this machine has started one: importing TensorFlow and Keras once
 FORK_START_S = 0.2  # an interleaved point's second round's start, its import done ahead: its workers' forks
-PROBE_S = 3.0  # the environment probe, once per machine and TensorFlow version (a fork of the first round's zygote)
+PROBE_S = 3.0  # the environment probe, once per machine and TensorFlow version: a fork of the first round's zygote, its
+#               import beside the rounds' own (``engine.running``), then its matmul
 QUICK_WORK_S = 1.0  # a quick preset's variant, when nothing says more
 # What one run may start without being asked to go further (``check_cost``): the largest preset (unroll full: 315
 # workers; seed003 full: about 3 h) passes; a typo'd sweep (``seq_len=1,2,...,500``: 6,000 workers, 45 h) does not.

@@ -82,7 +82,8 @@ class RoundOutcome:
     ended: str = ""  # why the point ends before its planned rounds: "decided", "out of reach" or "deadline"
     open: dict = field(default_factory=dict)  # metric -> arms still too noisy to call over this and earlier rounds
     start_s: float = 0.0  # from the round's start until every worker waited at its start gate (import and forks)
-    ahead: bool = False  # its workers' import was started ahead, beside the round before's: its start is their forks
+    ahead: bool = False  # its workers' import was done ahead (beside the round before's, or the machine probe's): its
+    #                     start is their forks
     alone: dict = field(default_factory=dict)  # arm -> seconds it held the machine alone: its untimed and one-shot parts
     windowed: dict = field(default_factory=dict)  # arm -> [seconds, count] of its windows
 
@@ -245,9 +246,10 @@ def run_round(tasks: Mapping[str, dict], *, ref: str | None, history: Mapping[st
     rng = rng or random.Random()
     t_start = clock()
     launch.new_round(launcher)  # this round's workers from a new import (``engine.launch``)
+    imported = launch.imported(launcher, tasks.values())  # done before: beside the probe's, or the round before's
     live = _Live({a: {**t, "serve": True} for a, t in tasks.items()}, launcher=launcher, timeout_s=timeout_s,
                  mem_limit_mb=mem_limit_mb, on_phase=on_phase, cancel=cancel, clock=clock, poll_s=poll_s)
-    out = RoundOutcome(windows={a: {} for a in tasks})
+    out = RoundOutcome(windows={a: {} for a in tasks}, ahead=imported)
     waiting: dict[str, str] = {}
     try:
         def settle(a: str, msg: dict) -> None:
@@ -380,6 +382,12 @@ def _pair(out: RoundOutcome, op: str, a: str, before: tuple, other: float | None
         out.windows[a][op + OTHER].pop()
 
 
+def imports_ahead(rounds: int) -> int:
+    """The rounds whose imports a point's first round starts beside its own: those every point of ``rounds`` runs
+    (``MIN_ROUNDS``; a round after them may not be needed)."""
+    return min(rounds, MIN_ROUNDS) - 1
+
+
 def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | None, rounds: int, budget_s: float,
               on_round: Callable[[int, RoundOutcome, bool], None], on_phase: Callable[[int, str, str], None],
               rng: random.Random, deadline_s: float = 0.0, **limits) -> dict:
@@ -397,11 +405,11 @@ def run_point(make_tasks: Callable[[int], Mapping[str, dict]], *, ref: str | Non
         tasks = make_tasks(r)
         # what the earlier rounds left of the budget, shared by the rounds to come (the first times its minimum only);
         # the first starts the imports of the rounds every point runs beside its own (a later one may not be needed)
-        imports = min(rounds, MIN_ROUNDS) - 1 if r == 0 else 0
+        imports = imports_ahead(rounds) if r == 0 else 0
         got = run_round(tasks, ref=ref, history=history, budget_s=max(0.0, budget_s - spent) / (rounds - r),
                         on_phase=lambda a, ph, r=r: on_phase(r, a, ph), rng=rng,
                         extend=r + 1 >= min(MIN_ROUNDS, rounds), ahead=imports, **limits)
-        got.ahead, ahead = ahead > 0, imports
+        got.ahead, ahead = got.ahead or ahead > 0, imports
         spent += got.spent
         history = with_round(history, got.windows)
         early = r + 1 >= MIN_ROUNDS and r + 1 < rounds

@@ -6,7 +6,8 @@ share a zygote (``worker.zygote``), which imports TensorFlow once and forks each
 ``new_round()`` retires every zygote that has forked a variant, so each round of a point starts from a newly
 imported interpreter. ``ahead()`` starts later rounds' zygotes beside this round's, all importing while nothing is
 timed (an import keeps one core busy: two go side by side on two cores), and ``settle()`` waits until they have: such
-a round then starts in a fork's time, not an import's. A GPU task, or a platform without ``fork`` and descriptor
+a round then starts in a fork's time, not an import's (``imported()`` says so; a first run's rounds import beside the
+machine probe's own, ``engine.running``). A GPU task, or a platform without ``fork`` and descriptor
 passing, gets a spawned worker (``runner.SubprocessWorker``), as every task did before: CUDA in a forked process is
 not checked here.
 """
@@ -269,6 +270,21 @@ class ForkLauncher:
                 spares = self._spares.setdefault(key, [])
                 spares += [Zygote(spec) for _ in range(max(0, n - len(spares)))]
 
+    def imported(self, tasks) -> bool:
+        """Whether every one of ``tasks`` would fork now from a zygote whose import is done: the one in use, or the
+        next started ahead (False for a task that is spawned: it imports in its own process)."""
+        specs = [zygote_spec(t) for t in tasks]
+        if not specs or any(s is None for s in specs):
+            return False
+        with self._lock:
+            for key in {_key(s) for s in specs}:
+                z = self._zygotes.get(key)
+                if z is None or z.gone.is_set():
+                    z = next((s for s in self._spares.get(key, []) if not s.gone.is_set()), None)
+                if z is None or not z.ready.is_set():
+                    return False
+        return True
+
     def settle(self, timeout: float = 600.0) -> None:
         """Wait until no zygote started ahead is still importing (each is ready, or gone: its round says why), so
         nothing a worker times runs beside an import."""
@@ -315,6 +331,13 @@ def ahead(launcher, tasks, n: int) -> None:
     fn = getattr(launcher, "ahead", None)
     if fn is not None and n > 0:
         fn(list(tasks), n)
+
+
+def imported(launcher, tasks) -> bool:
+    """Whether ``tasks`` would start in a fork's time now, their import done (``ForkLauncher.imported``; False for a
+    launcher without zygotes)."""
+    fn = getattr(launcher, "imported", None)
+    return bool(fn(list(tasks))) if fn is not None else False
 
 
 def settle(launcher) -> None:

@@ -19,7 +19,7 @@ from rnnlab.core.params import IMPLIED
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.engine import interleave, launch, runner as _runner
-from rnnlab.engine.environment import environment, needs_probe
+from rnnlab.engine.environment import environment, needs_probe, probe_task
 from rnnlab.engine.plan import Plan
 from rnnlab.engine.points import (Counter, OpenPoint, _by_metric, loadavg, close_point, measure, open_point,
                                   take_round, variant_task)
@@ -88,6 +88,7 @@ def _run(p: Plan, *, store: Store, fresh: bool, on_progress, cancel, launcher, c
     for pi, point in enumerate(p.points):
         if env is None and needs_probe(store, point.get("device", "auto")):
             count.say_run("measuring this machine once (TensorFlow's import, a matmul probe)", pi)
+            _import_beside_probe(launcher, exp, point)
         run_env = dict(env) if env is not None else environment(point.get("device", "auto"), store=store,
                                                                    launcher=launcher)
         pt = open_point(store, exp, p, pi, point, run_env, fresh=fresh, count=count)
@@ -101,6 +102,23 @@ def _run(p: Plan, *, store: Store, fresh: bool, on_progress, cancel, launcher, c
                         clock=clock)
         out.extend(close_point(store, exp, pt))
     return out
+
+
+def _import_beside_probe(launcher, exp, point: Mapping) -> None:
+    """A first run here probes the machine first (``environment``) in a worker of the zygote the point's first round
+    forks from, when the two are alike (this CPU, TensorFlow's own thread count, the same modules): the imports of
+    the rounds the point runs for sure then start beside the probe's, and are done (``launch.settle``) before the
+    probe times its matmul, so the first round starts in a fork's time, not an import's."""
+    if str(point.get("device", "auto")) not in ("auto", "cpu") or envinfo.static_env()["gpu_hint"]:
+        return  # which device it runs on is the probe's to say
+    task = variant_task(exp, "", point, {"device": "CPU"})
+    if launch.zygote_spec(task) is None or launch.zygote_spec(task) != launch.zygote_spec(probe_task("CPU")):
+        return
+    rounds = int(point.get("rounds", 1))
+    n = interleave.imports_ahead(rounds) if point.get("protocol") == "interleaved" else rounds - 1
+    if n > 0:  # (a point of one round forks from the probe's own zygote anyway)
+        launch.ahead(launcher, [task], n)
+        launch.settle(launcher)
 
 
 def _run_sequential(store: Store, exp, pt: "OpenPoint", run_env, *, count: "Counter", launcher, limit, cancel,

@@ -303,3 +303,26 @@ def test_a_point_starts_its_second_rounds_import_with_its_first_and_times_nothin
     # the first round starts the second's import beside its own, and lets no worker on until it is done
     assert first[:3] == [("new round", 0), ("ahead", 1, 2), ("settle", 0)]
     assert ("ahead", 1, 2) not in second and second[1] == ("settle", second[0][1])  # no third import ahead
+
+
+def test_a_round_whose_import_was_done_before_it_started_says_so_for_the_estimates():
+    class Imported(ServingLauncher):
+        """Its zygotes' imports done before the first round (beside the machine probe's) or not."""
+
+        def __init__(self, value, before: bool):
+            super().__init__(value)
+            self.before, self.rounds = before, 0
+
+        def new_round(self):
+            self.rounds += 1
+
+        def imported(self, tasks):
+            return self.before or self.rounds > 1  # the second round's was imported beside the first's
+
+    for before in (True, False):
+        got = []
+        interleave.run_point(lambda r: tasks("ok", "slow"), ref="ok", rounds=3, budget_s=30,
+                             on_round=lambda r, out, last: got.append(out.ahead), on_phase=lambda r, a, ph: None,
+                             rng=random.Random(0), launcher=Imported(noisy({"ok": 1.0, "slow": 2.0}), before),
+                             timeout_s=10, mem_limit_mb=None, poll_s=0.001)
+        assert got == [before, True], got  # priced as forks (``estimates.Past.start_s(ahead=True)``) or an import

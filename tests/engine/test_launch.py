@@ -40,8 +40,10 @@ def test_a_gpu_round_imports_nothing_ahead(monkeypatch):
         start.ahead([{**task("ok"), "device": "GPU"}], 2)  # each GPU worker is spawned with its own import
         start.settle()
         assert start._spares == {} and start._zygotes == {}
+        assert not start.imported([{**task("ok"), "device": "GPU"}])  # a spawned worker imports in its own process
     launch.ahead(object(), [task("ok")], 1)  # a launcher without rounds (the tests' fakes) is left alone
     launch.settle(object())
+    assert not launch.imported(object(), [task("ok")])
 
 
 @linux
@@ -93,6 +95,7 @@ def test_each_round_forks_from_a_new_zygote_and_a_child_maps_its_memory_again():
 @pytest.mark.slow  # starts Python processes
 def test_the_next_rounds_zygote_imports_ahead_and_serves_that_round():
     with launch.ForkLauncher() as start:
+        assert not launch.imported(start, [task("whoami", ["numpy"])])  # nothing started yet
         a = run_task(task("whoami", ["numpy"]), launcher=start, timeout_s=60, mem_limit_mb=None)
         start.ahead([task("whoami", ["numpy"]), task("ok", ["numpy"])], 1)  # one kind of task: one zygote ahead
         (spare,) = start._spares[launch._key(launch.zygote_spec(task("ok", ["numpy"])))]
@@ -100,8 +103,11 @@ def test_the_next_rounds_zygote_imports_ahead_and_serves_that_round():
         assert spare.ready.is_set()  # imported before anything else runs
         b = run_task(task("whoami", ["numpy"]), launcher=start, timeout_s=60, mem_limit_mb=None)
         start.new_round()
+        assert launch.imported(start, [task("whoami", ["numpy"])])  # the round starts from the spare: in forks
+        assert not launch.imported(start, [task("whoami", ["numpy"]), task("ok")])  # one kind still to import
         c = run_task(task("whoami", ["numpy"]), launcher=start, timeout_s=60, mem_limit_mb=None)
         start.new_round()
+        assert not launch.imported(start, [task("whoami", ["numpy"])])  # none ahead: an import of its own
         d = run_task(task("whoami", ["numpy"]), launcher=start, timeout_s=60, mem_limit_mb=None)
     pa, pb, pc, pd = (m["details"]["ppid"] for m in (a, b, c, d))
     assert pa == pb != pc  # the round goes on from its own zygote; the next from the one started ahead

@@ -8,7 +8,7 @@ import pytest
 from rnnlab import experiments
 from rnnlab.core import condition
 from rnnlab.core.store import Store
-from rnnlab.engine import api
+from rnnlab.engine import api, launch
 from rnnlab.judge import select
 from rnnlab.engine.runner import Progress
 from tests.factories import ENV, FAKE_R, use_fakes
@@ -219,3 +219,76 @@ def test_every_rounds_import_starts_with_the_first_and_ends_before_anything_is_t
     # the two rounds after the first import beside it, and nothing runs until they are done; each round forks anew
     assert launcher.log[:first] == [("new round",), ("ahead", 2, ["ok"]), ("settle",)]
     assert [e[0] for e in launcher.log].count("ahead") == 1 and launcher.log.count(("new round",)) == 3
+
+
+class _Asks:
+    """A launcher that notes a run's asks for imports ahead (and launches nothing)."""
+
+    def __init__(self):
+        self.log = []
+
+    def ahead(self, tasks, n):
+        self.log.append(("ahead", n, [launch.zygote_spec(t) for t in tasks]))
+
+    def settle(self):
+        self.log.append(("settle",))
+
+
+PROBES_ZYGOTE = {"device": "CPU", "threads": 0, "preload": ["tensorflow", "keras"]}
+
+
+@pytest.mark.parametrize("point, asked", [
+    ({"protocol": "interleaved", "rounds": 3, "device": "auto", "threads": 0}, [("ahead", 1, [PROBES_ZYGOTE])]),
+    ({"rounds": 3, "device": "cpu"}, [("ahead", 2, [PROBES_ZYGOTE])]),  # sequential: every round's, as it does itself
+    ({"protocol": "interleaved", "rounds": 1, "device": "auto"}, []),  # its one round forks from the probe's zygote
+    ({"protocol": "interleaved", "rounds": 3, "device": "gpu"}, []),  # the probe says whether there is one
+    ({"protocol": "interleaved", "rounds": 3, "device": "auto", "threads": 1}, []),  # not the probe's zygote
+])
+def test_a_first_run_imports_its_rounds_beside_the_probe_when_they_share_its_zygote(point, asked, monkeypatch):
+    from rnnlab.core import envinfo
+    from rnnlab.engine import running
+
+    if not launch.can_fork():
+        pytest.skip("no zygotes on this platform")
+    monkeypatch.setattr(envinfo, "static_env", lambda: {"gpu_hint": False})
+    launcher = _Asks()
+    running._import_beside_probe(launcher, experiments.get("unroll"), point)
+    assert launcher.log == (asked + [("settle",)] if asked else [])
+    assert launch.zygote_spec(running.probe_task("CPU")) == PROBES_ZYGOTE
+
+
+def test_a_machine_that_may_have_a_gpu_imports_nothing_before_its_probe(monkeypatch):
+    from rnnlab.core import envinfo
+    from rnnlab.engine import running
+
+    monkeypatch.setattr(envinfo, "static_env", lambda: {"gpu_hint": True})
+    launcher = _Asks()
+    running._import_beside_probe(launcher, experiments.get("unroll"), {"protocol": "interleaved", "rounds": 3})
+    assert launcher.log == []
+
+
+def test_the_probe_runs_once_the_first_rounds_imports_are_done(fake, tmp_path, monkeypatch):
+    from rnnlab.core import envinfo
+    from rnnlab.engine import running
+
+    log = []
+
+    class Ahead(_Asks, FakeLauncher):
+        def __init__(self):
+            FakeLauncher.__init__(self)
+            self.log = log
+
+        def __call__(self, task):
+            log.append(("launch", task["variant"]))
+            return FakeLauncher.__call__(self, task)
+
+    monkeypatch.setattr(running, "needs_probe", lambda store, device: True)
+    monkeypatch.setattr(running, "environment", lambda *a, **k: log.append(("probe",)) or dict(ENV))
+    monkeypatch.setattr(envinfo, "static_env", lambda real=envinfo.static_env: {**real(), "gpu_hint": False})
+    beside = running._import_beside_probe  # as if the fake's workers imported TensorFlow (its zygote the probe's)
+    monkeypatch.setattr(running, "_import_beside_probe", lambda launcher, exp, point: beside(
+        launcher, experiments.get("unroll"), point))
+    p = api.plan("fake_r", variants=["ok", "a"], overrides={"rounds": 3})
+    api.run(p, store=Store(tmp_path / "s.sqlite"), launcher=Ahead(), mem_limit_mb=None)
+    assert log[:3] == [("ahead", 2, [PROBES_ZYGOTE]), ("settle",), ("probe",)]  # (a sequential point: 3 rounds)
+    assert log.index(("probe",)) < min(i for i, e in enumerate(log) if e[0] == "launch")
