@@ -114,11 +114,17 @@ def _import_beside_probe(launcher, exp, point: Mapping) -> None:
     task = variant_task(exp, "", point, {"device": "CPU"})
     if launch.zygote_spec(task) is None or launch.zygote_spec(task) != launch.zygote_spec(probe_task("CPU")):
         return
-    rounds = int(point.get("rounds", 1))
-    n = interleave.imports_ahead(rounds) if point.get("protocol") == "interleaved" else rounds - 1
+    n = _rounds_ahead(point)
     if n > 0:  # (a point of one round forks from the probe's own zygote anyway)
         launch.ahead(launcher, [task], n)
         launch.settle(launcher)
+
+
+def _rounds_ahead(params: Mapping) -> int:
+    """The rounds whose imports a point's first round starts beside its own (``engine.launch.ahead``): every later
+    round of a sequential point; of an interleaved one, those it runs for sure (``interleave.imports_ahead``)."""
+    rounds = int(params.get("rounds", 1))
+    return interleave.imports_ahead(rounds) if params.get("protocol") == "interleaved" else rounds - 1
 
 
 def _run_sequential(store: Store, exp, pt: "OpenPoint", run_env, *, count: "Counter", launcher, limit, cancel,
@@ -132,9 +138,9 @@ def _run_sequential(store: Store, exp, pt: "OpenPoint", run_env, *, count: "Coun
         task = variant_task(exp, v, pt.params, run_env)
         if r != last_round:  # each round's workers from a new import (``engine.launch``)
             launch.new_round(launcher)
-            if last_round is None and pt.n_rounds > 1:
+            if last_round is None and _rounds_ahead(pt.params) > 0:
                 t = clock()
-                launch.ahead(launcher, [task], pt.n_rounds - 1)
+                launch.ahead(launcher, [task], _rounds_ahead(pt.params))
                 launch.settle(launcher)
                 waited = clock() - t  # the first round's start: its import and those ahead
             last_round = r

@@ -244,12 +244,11 @@ PROBES_ZYGOTE = {"device": "CPU", "threads": 0, "preload": ["tensorflow", "keras
     ({"protocol": "interleaved", "rounds": 3, "device": "gpu"}, []),  # the probe says whether there is one
     ({"protocol": "interleaved", "rounds": 3, "device": "auto", "threads": 1}, []),  # not the probe's zygote
 ])
+@pytest.mark.skipif(not launch.can_fork(), reason="the zygote is Linux's")
 def test_a_first_run_imports_its_rounds_beside_the_probe_when_they_share_its_zygote(point, asked, monkeypatch):
     from rnnlab.core import envinfo
     from rnnlab.engine import running
 
-    if not launch.can_fork():
-        pytest.skip("no zygotes on this platform")
     monkeypatch.setattr(envinfo, "static_env", lambda: {"gpu_hint": False})
     launcher = _Asks()
     running._import_beside_probe(launcher, experiments.get("unroll"), point)
