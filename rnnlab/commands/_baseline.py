@@ -37,6 +37,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 from rnnlab.core import format as fmt
 from rnnlab.core import rules
+from rnnlab.core.params import SEQUENTIAL
 
 ROOT = Path(__file__).resolve().parents[2]
 SWEEP = ("tf1_static", "tf1_dynamic", "tf2_unrolled", "tf2_while", "keras", "keras_unroll", "keras_cell")
@@ -195,7 +196,7 @@ def old_protocol(record: Mapping, interleaved: Iterable[str]) -> bool:
     """A record of an experiment that has the interleaved protocol (``interleaved``), measured the old, sequential
     way (a record without the ``protocol`` parameter was: ``params.IMPLIED``)."""
     return (record.get("experiment") in set(interleaved)
-            and (record.get("params") or {}).get("protocol", "sequential") == "sequential")
+            and (record.get("params") or {}).get("protocol", SEQUENTIAL) == SEQUENTIAL)
 
 
 def prune_old(bundle_dir: Path, keep: str, interleaved: Iterable[str]) -> list[str]:

@@ -29,7 +29,7 @@ from typing import Callable, Sequence
 from rnnlab import experiments
 from rnnlab.commands._output import WIDTH, wrap
 from rnnlab.core import condition, envinfo, outpath, rules, stats
-from rnnlab.core.params import USER_RUN
+from rnnlab.core.params import INTERLEAVED, USER_RUN
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip, fmt_seconds
 from rnnlab.engine import api
@@ -178,7 +178,7 @@ def _plan_point(experiment: str, preset: str | None, variant: str | None, rounds
     overrides.update(exp.params.parse_assignments(sets))
     if rounds is not None:
         overrides["rounds"] = [exp.params["rounds"].parse(rounds)]
-    overrides["protocol"] = ["interleaved"]
+    overrides["protocol"] = [INTERLEAVED]
     v = variant or exp.reference or exp.variants[0]
     plan = api.plan(experiment, preset=preset, overrides=overrides, variants=[v])
     if len(plan.points) != 1:

@@ -13,6 +13,13 @@ from typing import Any, Iterable, Mapping
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 
+INTERLEAVED, SEQUENTIAL = "interleaved", "sequential"  # the ``protocol`` parameter's two ways of timing a point
+
+
+def is_interleaved(params: Mapping[str, Any]) -> bool:
+    """Whether a point (its params, or a record's details) is timed under the interleaved protocol."""
+    return params.get("protocol") == INTERLEAVED
+
 # The most points one plan may hold (the cross product of every swept list): checked from the lists' lengths,
 # before the product is built, so a huge sweep is refused at once.
 MAX_POINTS = 500
@@ -147,9 +154,9 @@ PARAMS: dict[str, Param] = {p.name: p for p in [
        "does", 0, 256),
     _P("timeout_s", "int", 900, "time limit per variant worker, seconds", 5, 7200),
     _P("rounds", "int", 1, "fresh worker processes per variant; the figure is the median of the rounds", 1, 20),
-    _P("protocol", "choice", "interleaved", "interleaved: every variant's worker alive at once, timed in short "
+    _P("protocol", "choice", INTERLEAVED, "interleaved: every variant's worker alive at once, timed in short "
        "windows in a random order (paired ratios); sequential: one worker after the other",
-       choices=("interleaved", "sequential")),
+       choices=(INTERLEAVED, SEQUENTIAL)),
     _P("live", "int", 16, "interleaved: at most this many workers alive at once; more variants run in groups, each "
        "with the reference", 2, 64),
     _P("budget_s", "int", 120, "interleaved: seconds of timed windows per point, shared by its rounds; windows are "
@@ -174,7 +181,7 @@ TIMED = ("device", "repeats", "warmup", "seed", "rounds", "threads", "protocol",
 
 # Params added after records were first stored, with the value a record without them was measured with: a stored
 # record lacking ``rounds`` ran one round (schema 1). Comparisons of params fill these in (judge.select.same_config).
-IMPLIED: dict[str, Any] = {"rounds": 1, "protocol": "sequential", "budget_s": 120, "live": 16, "threads": 0,
+IMPLIED: dict[str, Any] = {"rounds": 1, "protocol": SEQUENTIAL, "budget_s": 120, "live": 16, "threads": 0,
                            "deadline_s": 0}
 
 

@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping
 
 from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.params import SEQUENTIAL, is_interleaved
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.engine import points
@@ -189,9 +190,9 @@ def run(p: Plan, cluster: Cluster, *, store: Store, fresh: bool = False,
     ``env`` (tests): every node's environment, no probe."""
     exp = experiments.get(p.experiment)
     count = points.Counter(p, on_progress, clock)
-    if any(pt.get("protocol") == "interleaved" for pt in p.points):
+    if any(is_interleaved(pt) for pt in p.points):
         # one Ray task measures one variant: the records say so (the protocol is part of their key)
-        p = dataclasses.replace(p, points=tuple({**pt, "protocol": "sequential"} if "protocol" in pt else pt
+        p = dataclasses.replace(p, points=tuple({**pt, "protocol": SEQUENTIAL} if "protocol" in pt else pt
                                                 for pt in p.points))
         count.say_run("a cluster measures each variant in a task of its own: protocol=sequential (interleaving "
                       "needs every variant of a point on one node at once)")

@@ -28,6 +28,7 @@ from typing import Any, Mapping
 
 from rnnlab import experiments
 from rnnlab.core import envinfo
+from rnnlab.core.params import is_interleaved
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record, canonical_json, make_key
 from rnnlab.core.store import Store
@@ -88,7 +89,7 @@ def _model(rec: Record) -> tuple[float, float] | None:
     from rnnlab.engine import interleave as il
 
     m = rec.metrics
-    if rec.details.get("protocol") != "interleaved" or "fwd_ms" not in m:
+    if not is_interleaved(rec.details) or "fwd_ms" not in m:
         wall = rec.details.get("worker_wall_s")
         return (float(wall), 0.0) if isinstance(wall, (int, float)) and wall > 0 else None
     once = sum(float(m.get(k, 0.0)) for k in ("first_build_s", "first_call_s", "train_build_s", "train_first_call_s"))
@@ -231,7 +232,7 @@ class Past:
         from rnnlab.engine.interleave import MIN_ROUNDS
 
         planned = int(point.get("rounds", 1))
-        if point.get("protocol") != "interleaved":
+        if not is_interleaved(point):
             return planned
         key = _config_key(point)
         seen = _median(self.took.get(key, [])) or _median(self.bundled_took.get(key, []))
@@ -284,7 +285,7 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
         if not arms:
             continue
         alone = sum(a for a, _, _ in arms.values())
-        if point.get("protocol") == "interleaved":
+        if is_interleaved(point):
             if ref in everyone and ref not in arms:  # served from the store, it is timed again beside them
                 arms[ref] = past.arm(timing_key(ref, params), rough, loaded)
                 alone += arms[ref][0]

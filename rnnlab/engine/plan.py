@@ -12,6 +12,7 @@ from rnnlab.core import envinfo
 from rnnlab.core import format as fmt
 from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
+from rnnlab.core.params import is_interleaved
 
 
 _PRESET_ONLY = ("variants",)
@@ -131,7 +132,7 @@ def plan(experiment: str, *, preset: str | None = None, overrides: Mapping[str, 
     if exp.check is not None:
         for p in points:
             avail = available_mb if available_mb is not None else envinfo.available_mb()
-            live = min(int(p.get("live", 16)), len(chosen) + 1) if p.get("protocol") == "interleaved" else 1
+            live = min(int(p.get("live", 16)), len(chosen) + 1) if is_interleaved(p) else 1
             try:  # interleaved: every live worker of a point must fit at once
                 exp.check(p, tuple(chosen), available_mb=avail / live)
             except RnnlabError as e:

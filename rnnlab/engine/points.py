@@ -18,6 +18,7 @@ import numpy as np
 
 from rnnlab import experiments
 from rnnlab.core import condition, envinfo, rules, stats
+from rnnlab.core.params import INTERLEAVED
 from rnnlab.core.record import Record, make_key, utc_now
 from rnnlab.core.store import Store
 from rnnlab.engine import runner as _runner
@@ -257,7 +258,7 @@ def _record(exp, v: str, key: str, params: Mapping, run_env: Mapping, st: _Round
         details["cost"] = {k: [round(c[k], 3) if isinstance(c.get(k), float) else c.get(k) for c in st.costs]
                            for k in st.costs[0]}
     if session:
-        details["protocol"] = "interleaved"
+        details["protocol"] = INTERLEAVED
         details["paired"] = {session: _by_metric(st.windows)}
         details["paired_stop"] = st.stops
     cores = int(run_env.get("cores") or 1)

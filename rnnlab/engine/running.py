@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 from rnnlab import experiments
 from rnnlab.core import condition, envinfo, rules
-from rnnlab.core.params import IMPLIED
+from rnnlab.core.params import IMPLIED, is_interleaved
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.engine import interleave, launch, runner as _runner
@@ -92,7 +92,7 @@ def _run(p: Plan, *, store: Store, fresh: bool, on_progress, cancel, launcher, c
         run_env = dict(env) if env is not None else environment(point.get("device", "auto"), store=store,
                                                                    launcher=launcher)
         pt = open_point(store, exp, p, pi, point, run_env, fresh=fresh, count=count)
-        if pt.params.get("protocol") == "interleaved" and pt.todo:
+        if is_interleaved(pt.params) and pt.todo:
             for group in live_groups(pt):
                 _run_interleaved(store, exp, pt, group, count=count, launcher=launcher, limit=limit, cancel=cancel,
                                  clock=clock)
@@ -124,7 +124,7 @@ def _rounds_ahead(params: Mapping) -> int:
     """The rounds whose imports a point's first round starts beside its own (``engine.launch.ahead``): every later
     round of a sequential point; of an interleaved one, those it runs for sure (``interleave.imports_ahead``)."""
     rounds = int(params.get("rounds", 1))
-    return interleave.imports_ahead(rounds) if params.get("protocol") == "interleaved" else rounds - 1
+    return interleave.imports_ahead(rounds) if is_interleaved(params) else rounds - 1
 
 
 def _run_sequential(store: Store, exp, pt: "OpenPoint", run_env, *, count: "Counter", launcher, limit, cancel,
