@@ -4,7 +4,8 @@ Run as ``python -m rnnlab.worker``; the task arrives as JSON on stdin. Messages 
 the original stdout, which is kept for them alone: anything TensorFlow or user code prints goes to stderr.
 
 Messages: ``{"type": "phase", "phase": "starting"}`` as soon as the interpreter runs this module, then
-``"importing TensorFlow"`` (several seconds) and the experiment's own phases ... then one ``{"type": "result", ...}``
+``"importing TensorFlow"`` (several seconds; not in a zygote's fork, which has it) and the experiment's own phases
+... then one ``{"type": "result", ...}``
 or ``{"type": "error", "reason": "one line"}``.
 """
 
@@ -105,7 +106,8 @@ def run_task(task: dict, send, recv=None) -> None:
     preload = task.get("preload", ("tensorflow", "keras"))
     prepare_env(device, threads)
     heavy = task["kind"] == "probe" or "tensorflow" in preload
-    send({"type": "phase", "phase": "importing TensorFlow" if heavy else "importing"})
+    if any(m not in sys.modules for m in (("tensorflow",) if heavy else preload)):  # (a zygote's fork has them)
+        send({"type": "phase", "phase": "importing TensorFlow" if heavy else "importing"})
     import importlib
 
     if task["kind"] == "probe":

@@ -142,3 +142,15 @@ def test_a_child_ends_when_its_zygote_is_gone():
     else:
         pytest.fail("the worker outlived its zygote")
     assert sys.platform.startswith("linux")
+
+
+@linux
+@pytest.mark.slow  # starts Python processes
+def test_a_forked_worker_says_nothing_of_an_import_it_does_not_do():
+    forked, spawned = [], []
+    with launch.ForkLauncher() as start:
+        run_task(task("ok", ["numpy"]), launcher=start, timeout_s=60, mem_limit_mb=None)  # its zygote now imported
+        run_task(task("ok", ["numpy"]), launcher=start, timeout_s=60, mem_limit_mb=None, on_phase=forked.append)
+    run_task(task("ok", ["numpy"]), launcher=launch_subprocess, timeout_s=60, mem_limit_mb=None,
+             on_phase=spawned.append)
+    assert "importing" in spawned and "importing" not in forked and forked  # it reports its other phases
