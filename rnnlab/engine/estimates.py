@@ -291,8 +291,9 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
                 alone += arms[ref][0]
             bracket = arms[ref][1] if ref in arms else 0.0
             windows = past.windows_of(params) * sum(w + bracket for v, (_, w, _) in arms.items() if v != ref)
-            seconds += _interleaved_s(params, past.rounds_of(params), alone + windows, past.start_s(loaded),
-                                      past.start_s(loaded, ahead=True), past.start_s(loaded))
+            start = past.start_s(loaded)
+            seconds += _interleaved_s(params, past.rounds_of(params), alone + windows, start,
+                                      past.start_s(loaded, ahead=True), start)
         else:  # one worker after another, forked from one import a round
             seconds += n_rounds * (past.start_s(loaded) + alone)
     return Estimate(workers, seconds, stored, known, timed and workers > 0, slowdown(others, past), others)

@@ -112,7 +112,8 @@ def _import_beside_probe(launcher, exp, point: Mapping) -> None:
     if str(point.get("device", "auto")) not in ("auto", "cpu") or envinfo.static_env()["gpu_hint"]:
         return  # which device it runs on is the probe's to say
     task = variant_task(exp, "", point, {"device": "CPU"})
-    if launch.zygote_spec(task) is None or launch.zygote_spec(task) != launch.zygote_spec(probe_task("CPU")):
+    spec = launch.zygote_spec(task)
+    if spec is None or spec != launch.zygote_spec(probe_task("CPU")):
         return
     n = _rounds_ahead(point)
     if n > 0:  # (a point of one round forks from the probe's own zygote anyway)
@@ -131,16 +132,16 @@ def _run_sequential(store: Store, exp, pt: "OpenPoint", run_env, *, count: "Coun
                     clock) -> None:
     """A point's rounds one worker after another: every round's import started with the first's, side by side, and
     done before the first worker times anything (``engine.launch.ahead``); each round's workers from its own."""
-    last_round, waited = None, 0.0
+    last_round, waited, ahead = None, 0.0, _rounds_ahead(pt.params)
     for r, v in pt.schedule():
         if pt.state[v].final:
             continue  # its record stands since round 1 (and its rounds were counted then)
         task = variant_task(exp, v, pt.params, run_env)
         if r != last_round:  # each round's workers from a new import (``engine.launch``)
             launch.new_round(launcher)
-            if last_round is None and _rounds_ahead(pt.params) > 0:
+            if last_round is None and ahead > 0:
                 t = clock()
-                launch.ahead(launcher, [task], _rounds_ahead(pt.params))
+                launch.ahead(launcher, [task], ahead)
                 launch.settle(launcher)
                 waited = clock() - t  # the first round's start: its import and those ahead
             last_round = r
