@@ -313,7 +313,7 @@ def unsettled(*series, metric: str) -> str:
 
 def against_ref(series, metric: str):
     """An arm's windows of ``metric`` and, aligned with them, its reference brackets (the geometric mean of the
-    reference's windows just before and just after each), per round; (None, None) without brackets."""
+    reference's windows just before and just after each, or its pair), per round; (None, None) without brackets."""
     own, brackets = series.get(metric), series.get(metric + REF)
     if not own or not brackets or not any(own):
         return None, None

@@ -2,8 +2,9 @@
 
 A round of an interleaved point takes its start (a zygote's import of TensorFlow and the forks, ``engine.launch``),
 then, one after the other, each arm's time alone (its untimed parts and one-shot timings) and the windows: every
-compared arm's, each with the reference's window after it. The engine keeps these in every record (``details.cost``:
-``start_s``, ``alone_s``, ``windows_s`` and ``windows_n`` per round), and ``Past`` learns from this machine's own:
+compared arm's, and the reference's after each pair of them (``interleave.brackets``). The engine keeps these in every
+record (``details.cost``: ``start_s``, ``alone_s``, ``windows_s`` and ``windows_n`` per round), and ``Past`` learns
+from this machine's own:
 
 - an arm's time alone and the length of its windows: the medians of its records of the same configuration here;
   else its own figures modelled (``_model``: one-shot timings, warm-up steps, a first round's windows) from a record
@@ -249,6 +250,7 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
     module's docstring). ``others``: the cores other processes take now: rounds timed under a like load price the
     run (``Past``), else the quiet ones stretched by :func:`slowdown`."""
     from rnnlab.core import baseline
+    from rnnlab.engine.interleave import brackets
 
     store = store or Store()
     exp = experiments.get(p.experiment)
@@ -290,7 +292,8 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
                 arms[ref] = past.arm(timing_key(ref, params), rough, loaded)
                 alone += arms[ref][0]
             bracket = arms[ref][1] if ref in arms else 0.0
-            windows = past.windows_of(params) * sum(w + bracket for v, (_, w, _) in arms.items() if v != ref)
+            compared = [w for v, (_, w, _) in arms.items() if v != ref]
+            windows = past.windows_of(params) * (sum(compared) + bracket * brackets(len(compared)))
             start = past.start_s(loaded)
             seconds += _interleaved_s(params, past.rounds_of(params), alone + windows, start,
                                       past.start_s(loaded, ahead=True), start)

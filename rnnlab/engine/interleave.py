@@ -6,13 +6,16 @@ The workers import TensorFlow side by side, then wait on their pipes (no CPU). T
 through each untimed or one-shot part (the cold build, the first call, building the training step, the matmul probe
 after the variant), so nothing it times competes with another worker, and at each timed series (``build_s``,
 ``fwd_ms``, ``train_ms``: ``WorkerContext.series``) it asks the waiting workers for one window each, in a fresh random
-order per cycle, many cycles, with the reference timed before, between and after the others (R A R B R C R, the
-next cycle going on from that last R, so no window follows one of its own process: a reference timed twice in a row
-would find its caches warm, its first window of a cycle fast and the ratio of the arm it brackets high): each
-window of an arm is paired with the geometric mean of the reference's windows just before and just after it (its
-bracket, ``<metric>@ref``), timed a second or two apart under the same load, which a linear drift of the load cancels
-out of (an ABA design). Their ratio is one paired sample (``core.stats.paired_interval``); two arms compare through
-their brackets, cycle by cycle.
+order per cycle, many cycles, with the reference timed before, between and after the others, two of theirs
+between two of its (``BETWEEN``: R A B R C D R, the next cycle going on from that last R, so no window follows one of
+its own process: a reference timed twice in a row would find its caches warm, its first window of a cycle fast and
+the ratio of the arm it brackets high): each window of an arm is paired with the geometric mean of the reference's
+windows just before and just after its pair (its bracket, ``<metric>@ref``), timed a second or two apart under the
+same load, which a linear drift of the load cancels out of (an ABA design; the arm first or second in a pair by the
+random order, so the half window it sits off the bracket's middle is noise, not bias). Two in a pair, not one, cost
+the reference half the windows it timed (it timed as many as all the others together: a third of the seed preset's
+windows). Their ratio is one paired sample (``core.stats.paired_interval``); two arms compare through their
+brackets, cycle by cycle.
 
 Under what load: every window reports how many cores other processes took while it ran (``core.condition``). A window
 is paired only when its reading and its two reference windows' agree within ``rules.SAME_LOAD``: two windows timed
@@ -66,6 +69,12 @@ BATCH = 2  # cycles added between two looks at the calls
 PER_STEP_SERIES = 2  # fwd_ms, train_ms: the series that share a round's budget
 EXTEND = 2  # a series times at most this many times its minimum cycles in a round
 MIN_ROUNDS = 2  # rounds of fresh processes before a point whose comparisons are all decided may end early
+BETWEEN = 2  # compared arms' windows between two of the reference's (R A B R C D R): both bracketed by the same two
+
+
+def brackets(arms: int) -> int:
+    """The reference's windows a cycle of ``arms`` compared arms times (one after each of their pairs)."""
+    return -(-arms // BETWEEN)
 
 
 @dataclass
@@ -314,14 +323,15 @@ def _windows(live: _Live, op: str, group: list, out: RoundOutcome, settle, *, re
             if ref not in group or ref in out.messages:
                 for a in order:
                     window(a)
-            else:  # the reference before, between and after the others: each window bracketed seconds apart
+            else:  # the reference before, between and after the others' pairs: each window bracketed seconds apart
                 if before is None:  # the series' first window (a cycle goes on from the last one's reference
                     before = window(ref)  # window: the reference never runs twice in a row, warm from itself)
-                for a in order:
-                    value, other = window(a)
+                for i in range(0, len(order), BETWEEN):
+                    got = [(a, *window(a)) for a in order[i:i + BETWEEN]]
                     after = window(ref) if ref not in out.messages else (None, None)
-                    if value is not None:
-                        _pair(out, op, a, before, other, after)
+                    for a, value, other in got:
+                        if value is not None:
+                            _pair(out, op, a, before, other, after)
                     before = after
             cycles += 1
         if cycles < least:
@@ -368,7 +378,7 @@ def _window(live: _Live, out: RoundOutcome, op: str, a: str, cmd: dict, settle, 
 
 
 def _pair(out: RoundOutcome, op: str, a: str, before: tuple, other: float | None, after: tuple) -> None:
-    """Pair the arm's last window with the reference's windows just before and after it (``before``/``after``:
+    """Pair the arm's last window with the reference's windows just before and after its pair (``before``/``after``:
     (value, reading)): its bracket is their geometric mean. Unpaired when a reference window is missing, or when
     the three were timed under different loads (``rules.same_load`` of their readings): that window is dropped and
     counted (``RoundOutcome.dropped``), and the cycle is retaken."""

@@ -36,7 +36,8 @@ def test_a_machine_that_ran_nothing_prices_a_point_from_the_rough_figures(tmp_pa
     plan = api.plan("unroll", overrides={"units": 8, "seq_len": 10}, variants=["keras", "keras_unroll"])
     est = api.estimate(plan, store=store, fresh=True)
     work = experiments.get("unroll").work_s
-    per_round = 3 * work + FIRST * 2 * (0.1 + 0.1)  # keras, unroll, the reference alone; the windows
+    # keras, unroll, the reference alone; the windows: each arm's, and the reference's after their pair
+    per_round = 3 * work + FIRST * (2 * 0.1 + interleave.brackets(2) * 0.1)
     assert est.workers == 3 * plan.points[0]["rounds"]
     # the first round starts with an import, the second in a fork's time (its import ran beside the first's)
     starts = estimates.WORKER_START_S + (interleave.MIN_ROUNDS - 1) * estimates.FORK_START_S

@@ -47,8 +47,8 @@ def test_a_round_times_each_series_in_windows_and_stops_when_every_pair_is_decid
     assert counts["slow"] == counts["same"]
     for m in counts["ok"]:
         cycles = counts["slow"][m]
-        # one reference window to open the series, then one after each arm: never twice in a row
-        assert counts["slow"][m + "@ref"] == cycles and counts["ok"][m] == 2 * cycles + 1
+        # one reference window to open the series, then one after each pair of arms: never twice in a row
+        assert counts["slow"][m + "@ref"] == cycles and counts["ok"][m] == cycles + 1
         assert cycles >= interleave.min_cycles(m)
     # windows of a per-step metric are WINDOW_STEPS steps, a build one
     ok = launcher.workers[0]
@@ -71,11 +71,35 @@ def test_the_order_of_the_windows_is_random_per_cycle():
                          timeout_s=10, mem_limit_mb=None, rng=random.Random(3), poll_s=0.001)
     for op in ("build_s", "fwd_ms", "train_ms"):
         seq = [v for o, v in order if o == op]
-        # the reference opens the series and follows every other window: R x R y R x R ... (never R R)
-        assert seq[0::2] == ["ok"] * len(seq[0::2]) and "ok" not in seq[1::2] and len(seq) % 2 == 1
-        cycles = [tuple(seq[1::2][i:i + 2]) for i in range(0, len(seq[1::2]), 2)]
+        # the reference opens the series and follows every pair of windows: R x y R y x R ... (never R R)
+        assert seq[0::3] == ["ok"] * len(seq[0::3]) and len(seq) % 3 == 1
+        cycles = [tuple(seq[i + 1:i + 3]) for i in range(0, len(seq) - 1, 3)]
         assert all(sorted(c) == ["same", "slow"] for c in cycles)
         assert len(set(cycles)) > 1  # the others' order changes from cycle to cycle
+
+
+def test_two_arms_between_two_reference_windows_share_its_bracket_and_an_odd_one_out_has_its_own():
+    timed = []  # (variant, value) of every window of fwd_ms, in the order they are timed
+
+    def value(task, op, n):
+        v = float(len(timed) + 1)  # every window a value of its own: a bracket says which two it was made of
+        if op == "fwd_ms":
+            timed.append((task["variant"], v))
+        return v
+    got = interleave.run_round(tasks("ok", "a", "b", "c"), ref="ok", history={}, budget_s=60,
+                               launcher=ServingLauncher(value), timeout_s=10, mem_limit_mb=None,
+                               rng=random.Random(5), poll_s=0.001)
+    refs = [i for i, (v, _) in enumerate(timed) if v == "ok"]
+    # R x y R z R per cycle: a reference window after every two others (the third arm's alone), never twice in a row
+    gaps = [b - a for a, b in zip(refs, refs[1:])]
+    assert refs[0] == 0 and refs[-1] == len(timed) - 1 and set(gaps) == {2, 3}
+    assert gaps[:2 * interleave.MIN_CYCLES] == [3, 2] * interleave.MIN_CYCLES  # every arm's minimum: pair, one
+    brackets = {}
+    for lo, hi in zip(refs, refs[1:]):
+        for v, x in timed[lo + 1:hi]:
+            brackets.setdefault(v, []).append(pytest.approx((timed[lo][1] * timed[hi][1]) ** 0.5))
+    for arm in ("a", "b", "c"):
+        assert got.windows[arm]["fwd_ms@ref"] == brackets[arm]
 
 
 def test_an_undecided_pair_adds_windows_until_the_budget_is_spent():
@@ -100,8 +124,9 @@ def test_only_the_arms_still_undecided_time_more_windows():
     for m in ("fwd_ms", "train_ms"):
         slow, edge = len(got.windows["slow"][m]), len(got.windows["edge"][m])
         assert slow == interleave.MIN_CYCLES < edge <= interleave.EXTEND * interleave.MIN_CYCLES, (m, slow, edge)
-        # every window of an arm still bracketed: the reference before and after each, never twice in a row
-        assert len(got.windows["ok"][m]) == slow + edge + 1 == len(got.windows["edge"][m + "@ref"]) + slow + 1
+        # every window of an arm still bracketed, never the reference twice in a row: after each pair while both
+        # time windows, then after each of edge's alone
+        assert len(got.windows["ok"][m]) == edge + 1 == len(got.windows["edge"][m + "@ref"]) + 1
 
 
 def test_an_arm_that_fails_ends_alone_and_a_failed_reference_stops_the_calls():
