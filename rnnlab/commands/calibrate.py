@@ -29,7 +29,7 @@ from typing import Callable, Sequence
 from rnnlab import experiments
 from rnnlab.commands._output import WIDTH, wrap
 from rnnlab.core import condition, envinfo, outpath, rules, stats
-from rnnlab.core.params import INTERLEAVED, USER_RUN
+from rnnlab.core.params import INTERLEAVED, USER_RUN, device_asked
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip, fmt_seconds
 from rnnlab.engine import api
@@ -195,7 +195,7 @@ def run(*, experiment: str = "unroll", preset: str | None = "seed", variant: str
     if trials < 1 or trials > 200:
         raise RnnlabError(f"--trials {trials}: between 1 and 200")
     exp, v, point = _plan_point(experiment, preset, variant, rounds, sets, shape)
-    env = env or api.environment(point.get("device", "auto"))
+    env = env or api.environment(device_asked(point))
     point["device"] = env["device"].lower()
     limit = envinfo.available_mb() * 0.9
     summary = Summary(trials, {arm: [] for arm in list(ARMS)[1:]}, machine=str(env.get("machine") or env["cpu"]),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rnnlab import experiments, exporters
 from rnnlab.core import outpath
+from rnnlab.core.params import device_asked
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.format import clip
 from rnnlab.core.store import Store
@@ -70,7 +71,7 @@ def run(*, fmt: str, out: str, experiment: str | None = None, view: str | None =
     if view is not None and not full:
         from rnnlab.engine import api
 
-        device = query.get("device", "auto")
+        device = device_asked(query)
         try:
             env = api.known_env(store, device)
         except RnnlabError:

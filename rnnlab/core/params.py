@@ -20,6 +20,11 @@ def is_interleaved(params: Mapping[str, Any]) -> bool:
     """Whether a point (its params, or a record's details) is timed under the interleaved protocol."""
     return params.get("protocol") == INTERLEAVED
 
+
+def device_asked(params: Mapping[str, Any]) -> str:
+    """The device a point (or a view's query) asks for: its ``device`` ("auto", "cpu" or "gpu"), else the default."""
+    return str(params.get("device", PARAMS["device"].default))
+
 # The most points one plan may hold (the cross product of every swept list): checked from the lists' lengths,
 # before the product is built, so a huge sweep is refused at once.
 MAX_POINTS = 500

@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping
 
 from rnnlab import experiments
 from rnnlab.core.errors import RnnlabError
-from rnnlab.core.params import SEQUENTIAL, is_interleaved
+from rnnlab.core.params import SEQUENTIAL, device_asked, is_interleaved
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.engine import points
@@ -203,7 +203,7 @@ def run(p: Plan, cluster: Cluster, *, store: Store, fresh: bool = False,
     try:
         for pi, point in enumerate(p.points):
             node = cluster.nodes[pi % len(cluster.nodes)]
-            requested = point.get("device", "auto")
+            requested = device_asked(point)
             if (node.id, requested) not in envs:
                 if env is None and (not cluster.local or needs_probe(store, requested)):
                     count.say_run(f"reading {node.name}'s environment (TensorFlow's import, a matmul probe)", pi)

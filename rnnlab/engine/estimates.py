@@ -29,7 +29,7 @@ from typing import Any, Mapping
 
 from rnnlab import experiments
 from rnnlab.core import envinfo
-from rnnlab.core.params import is_interleaved
+from rnnlab.core.params import device_asked, is_interleaved
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record, canonical_json, make_key
 from rnnlab.core.store import Store
@@ -259,14 +259,14 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
     past = Past.of(stored_recs, [r for r in baseline.load() if r.experiment == exp.name])
     envs: dict[str, dict | None] = {}
     workers, seconds, stored, known, timed = 0, 0.0, 0, True, True
-    if p.points and needs_probe(store, p.points[0].get("device", "auto")):
+    if p.points and needs_probe(store, device_asked(p.points[0])):
         seconds += PROBE_S
     ref, loaded = p.reference, busy(others)
     everyone = ([p.companion] if p.companion else []) + list(p.variants)
     rough = QUICK_WORK_S if p.preset == "quick" else exp.work_s
     for point in p.points:
         n_rounds = int(point.get("rounds", 1))
-        device = point.get("device", "auto")
+        device = device_asked(point)
         if device not in envs:
             envs[device] = known_env(store, device)
         env = envs[device]

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 from rnnlab import experiments
 from rnnlab.core import condition, envinfo, rules
-from rnnlab.core.params import IMPLIED, is_interleaved
+from rnnlab.core.params import IMPLIED, device_asked, is_interleaved
 from rnnlab.core.record import Record
 from rnnlab.core.store import Store
 from rnnlab.engine import interleave, launch, runner as _runner
@@ -86,10 +86,10 @@ def _run(p: Plan, *, store: Store, fresh: bool, on_progress, cancel, launcher, c
     out: list[Record] = []
     limit = mem_limit_mb if mem_limit_mb is not None else envinfo.available_mb() * 0.9
     for pi, point in enumerate(p.points):
-        if env is None and needs_probe(store, point.get("device", "auto")):
+        if env is None and needs_probe(store, device_asked(point)):
             count.say_run("measuring this machine once (TensorFlow's import, a matmul probe)", pi)
             _import_beside_probe(launcher, exp, point)
-        run_env = dict(env) if env is not None else environment(point.get("device", "auto"), store=store,
+        run_env = dict(env) if env is not None else environment(device_asked(point), store=store,
                                                                    launcher=launcher)
         pt = open_point(store, exp, p, pi, point, run_env, fresh=fresh, count=count)
         if is_interleaved(pt.params) and pt.todo:
@@ -109,7 +109,7 @@ def _import_beside_probe(launcher, exp, point: Mapping) -> None:
     forks from, when the two are alike (this CPU, TensorFlow's own thread count, the same modules): the imports of
     the rounds the point runs for sure then start beside the probe's, and are done (``launch.settle``) before the
     probe times its matmul, so the first round starts in a fork's time, not an import's."""
-    if str(point.get("device", "auto")) not in ("auto", "cpu") or envinfo.static_env()["gpu_hint"]:
+    if device_asked(point) not in ("auto", "cpu") or envinfo.static_env()["gpu_hint"]:
         return  # which device it runs on is the probe's to say
     task = variant_task(exp, "", point, {"device": "CPU"})
     spec = launch.zygote_spec(task)

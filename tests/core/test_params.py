@@ -2,7 +2,7 @@ import pytest
 
 from rnnlab import plan
 from rnnlab.core.errors import RnnlabError
-from rnnlab.core.params import PARAMS, USER_RUN, lengths_for
+from rnnlab.core.params import INTERLEAVED, PARAMS, USER_RUN, device_asked, lengths_for
 
 
 @pytest.mark.parametrize("name,text,fragment", [
@@ -111,3 +111,9 @@ def test_rounds_is_a_protocol_parameter_of_every_experiment_that_times_something
     assert plan("unroll", preset="seed").command() == "python -m rnnlab run unroll --preset seed"
     with pytest.raises(RnnlabError, match=r"rounds=21 is out of limits: expected int in \[1, 20\]"):
         plan("unroll", overrides={"rounds": "21"})
+
+
+def test_the_device_a_point_asks_for_is_its_own_else_the_parameters_default():
+    assert device_asked({"device": "gpu"}) == "gpu"
+    assert device_asked({}) == PARAMS["device"].default == "auto"
+    assert device_asked({"protocol": INTERLEAVED}) == "auto"

@@ -96,7 +96,7 @@ def test_two_arms_between_two_reference_windows_share_its_bracket_and_an_odd_one
     assert gaps[:2 * interleave.MIN_CYCLES] == [3, 2] * interleave.MIN_CYCLES  # every arm's minimum: pair, one
     brackets = {}
     for lo, hi in zip(refs, refs[1:]):
-        for v, x in timed[lo + 1:hi]:
+        for v, _ in timed[lo + 1:hi]:
             brackets.setdefault(v, []).append(pytest.approx((timed[lo][1] * timed[hi][1]) ** 0.5))
     for arm in ("a", "b", "c"):
         assert got.windows[arm]["fwd_ms@ref"] == brackets[arm]
