@@ -25,6 +25,7 @@ def device_asked(params: Mapping[str, Any]) -> str:
     """The device a point (or a view's query) asks for: its ``device`` ("auto", "cpu" or "gpu"), else the default."""
     return str(params.get("device", PARAMS["device"].default))
 
+
 # The most points one plan may hold (the cross product of every swept list): checked from the lists' lengths,
 # before the product is built, so a huge sweep is refused at once.
 MAX_POINTS = 500

@@ -12,10 +12,10 @@ its own process: a reference timed twice in a row would find its caches warm, it
 the ratio of the arm it brackets high): each window of an arm is paired with the geometric mean of the reference's
 windows just before and just after its pair (its bracket, ``<metric>@ref``), timed a second or two apart under the
 same load, which a linear drift of the load cancels out of (an ABA design; the arm first or second in a pair by the
-random order, so the half window it sits off the bracket's middle is noise, not bias). Two in a pair, not one, cost
-the reference half the windows it timed (it timed as many as all the others together: a third of the seed preset's
-windows). Their ratio is one paired sample (``core.stats.paired_interval``); two arms compare through their
-brackets, cycle by cycle.
+random order, so the half window it sits off the bracket's middle is noise, not bias). A pair, not a single arm,
+between two of the reference's windows halves the reference's share: one after every arm made it time as many
+windows as all the others together (a third of the seed preset's windows' seconds). Their ratio is one paired
+sample (``core.stats.paired_interval``); two arms compare through their brackets, cycle by cycle.
 
 Under what load: every window reports how many cores other processes took while it ran (``core.condition``). A window
 is paired only when its reading and its two reference windows' agree within ``rules.SAME_LOAD``: two windows timed
