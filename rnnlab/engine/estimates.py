@@ -17,8 +17,10 @@ from this machine's own:
   second round starts apart from the others: its import ran beside the first's (``engine.launch.ahead``), so it
   starts in a fork's time (``details.cost.ahead``; ``FORK_START_S`` until this machine has timed one).
 
-A sequential point is its rounds' starts and its workers' own times, one after the other. ``Estimate.from_timings``
-says when every arm's figures came from this machine's own runs of the configuration.
+A sequential point is its workers' starts and own times, one after the other: an import first (a first run's ran
+beside the machine probe's), then every worker in a fork's time (its import made ahead, or its round's zygote
+already forking), where workers fork; else each imports. ``Estimate.from_timings`` says when every
+arm's figures came from this machine's own runs of the configuration.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from rnnlab.core.params import device_asked, is_interleaved
 from rnnlab.core.errors import RnnlabError
 from rnnlab.core.record import Record, canonical_json, make_key
 from rnnlab.core.store import Store
+from rnnlab.engine import launch
 from rnnlab.engine.plan import NOT_KEYED, Plan, spec_of
 from rnnlab.engine.environment import known_env, needs_probe
 
@@ -212,8 +215,9 @@ class Past:
                 0.1 * f_model if window is None else window * f_window, False)
 
     def start_s(self, loaded: bool = False, ahead: bool = False) -> float:
-        """A round's start: an import and the forks, or (``ahead``: an interleaved point's second round) the forks
-        of a zygote imported ahead (``details.cost.ahead``)."""
+        """A round's start (a sequential point's: a worker's): an import and the forks, or (``ahead``: an
+        interleaved point's second round, a sequential point's workers after its first) the forks of a zygote
+        imported before (``details.cost.ahead``)."""
         rounds, f = self._like([x for rs in self.rounds.values() for x in rs if bool(x.get("ahead")) == ahead],
                                loaded)
         start = _median(x.get("start_s") for x in rounds)
@@ -297,8 +301,11 @@ def estimate(p: Plan, *, store: Store | None = None, fresh: bool = False, others
             start = past.start_s(loaded)
             seconds += _interleaved_s(params, past.rounds_of(params), alone + windows, start,
                                       past.start_s(loaded, ahead=True), start)
-        else:  # one worker after another, forked from one import a round
-            seconds += n_rounds * (past.start_s(loaded) + alone)
+        else:  # one worker after another: an import first (or, a first run, beside the probe's), then forks of the
+            #   imports made ahead (``details.cost.ahead``), where workers fork; else an import each
+            forks = launch.can_fork() and (env is None or env["device"] == "CPU")
+            later = (n_rounds * len(arms) - 1) * past.start_s(loaded, ahead=forks)
+            seconds += past.start_s(loaded) + later + n_rounds * alone
     return Estimate(workers, seconds, stored, known, timed and workers > 0, slowdown(others, past), others)
 
 

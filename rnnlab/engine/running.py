@@ -139,12 +139,13 @@ def _run_sequential(store: Store, exp, pt: "OpenPoint", run_env, *, count: "Coun
         task = variant_task(exp, v, pt.params, run_env)
         if r != last_round:  # each round's workers from a new import (``engine.launch``)
             launch.new_round(launcher)
-            if last_round is None and ahead > 0:
-                t = clock()
-                launch.ahead(launcher, [task], ahead)
-                launch.settle(launcher)
-                waited = clock() - t  # the first round's start: its import and those ahead
-            last_round = r
+        imported = launch.imported(launcher, [task])  # its import done before it starts: it forks at once
+        if last_round is None and ahead > 0:
+            t = clock()
+            launch.ahead(launcher, [task], ahead)
+            launch.settle(launcher)
+            waited = clock() - t  # the first round's start: its import and those ahead
+        last_round = r
         prog = count.phase_reporter(pt, v, r)
         prog("queued")
         before, t0 = loadavg(), clock() - waited
@@ -155,7 +156,8 @@ def _run_sequential(store: Store, exp, pt: "OpenPoint", run_env, *, count: "Coun
         if held is not None:  # its start (an import, or a fork) and the variant's own time
             read = [x["other"] for x in msg["details"].get("readings") or [] if x.get("other") is not None]
             pt.state[v].costs.append({"start_s": max(0.0, clock() - t0 - held), "alone_s": held,
-                                      "other": round(statistics.median(read), 2) if read else None})
+                                      "other": round(statistics.median(read), 2) if read else None,
+                                      "ahead": imported})
         take_round(store, exp, pt, v, r, msg, raw, (before, loadavg()), count=count)
 
 

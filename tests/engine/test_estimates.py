@@ -9,7 +9,7 @@ import pytest
 from rnnlab import experiments
 from rnnlab.core import baseline
 from rnnlab.core.store import Store
-from rnnlab.engine import api, estimates, interleave
+from rnnlab.engine import api, estimates, interleave, launch
 from tests.factories import record, stored
 
 FIRST = interleave.MIN_BUILDS + 2 * interleave.MIN_CYCLES  # windows a compared arm times in a first round
@@ -152,11 +152,40 @@ def test_a_machine_that_timed_nothing_yet_is_priced_from_the_bundled_timing_of_t
     store = Store(tmp_path / "s.sqlite")
     monkeypatch.setattr(estimates, "known_env", lambda store, device: {"device": "CPU"})  # probed: cpu
     monkeypatch.setattr(estimates, "needs_probe", lambda store, device: False)
+    monkeypatch.setattr(launch, "can_fork", lambda: True)
     est = api.estimate(plan, store=store)
     rounds = int(p.get("rounds", 1))
-    assert est.seconds == pytest.approx(rounds * (estimates.WORKER_START_S + 2.0 + 3.0))
+    # the first worker's import, then every other worker forked from an import made ahead
+    starts = estimates.WORKER_START_S + (2 * rounds - 1) * estimates.FORK_START_S
+    assert est.seconds == pytest.approx(starts + rounds * (2.0 + 3.0))
     assert not est.from_timings  # another machine's timing: still said to be rough
     monkeypatch.setenv("RNNLAB_BASELINE", str(tmp_path / "none"))
     baseline._load.cache_clear()
     bare = api.estimate(plan, store=store)
-    assert bare.seconds == pytest.approx(rounds * (estimates.WORKER_START_S + 2 * experiments.get("training").work_s))
+    assert bare.seconds == pytest.approx(starts + rounds * 2 * experiments.get("training").work_s)
+
+
+def test_a_sequential_point_pays_one_import_then_forks_where_workers_fork_else_an_import_each(tmp_path, monkeypatch):
+    plan = api.plan("padding", preset="quick", overrides={"rounds": 3}, variants=["bucket"])
+    p = point(plan)
+    n = 3 * len(plan.variants)  # workers, its reference among them when the plan adds one
+    store = Store(tmp_path / "s.sqlite")
+    for v in plan.variants:  # this machine's own rounds: the first worker imported, the others forked
+        first = v == plan.variants[0]
+        store.put(stored("padding", v, p, details={"worker_wall_s": 2.0, "cost": {
+            "start_s": [5.0 if first else 0.2, 0.2, 0.2], "alone_s": [2.0] * 3, "ahead": [not first, True, True]}}))
+        store.put(stored("padding", v, dict(p, device="gpu"), details={"worker_wall_s": 2.0, "cost": {
+            "start_s": [5.0] * 3, "alone_s": [2.0] * 3, "ahead": [False] * 3}}))  # spawned: an import each
+    monkeypatch.setattr(estimates, "needs_probe", lambda store, device: False)
+    monkeypatch.setattr(estimates, "known_env", lambda store, device: {"device": "CPU"})
+    monkeypatch.setattr(launch, "can_fork", lambda: True)
+    assert api.estimate(plan, store=store, fresh=True).seconds == pytest.approx(5.0 + (n - 1) * 0.2 + n * 2.0)
+    # a first run here: the import runs beside the machine probe's, which waits for it (the probe's own fork and
+    # matmul are PROBE_S)
+    monkeypatch.setattr(estimates, "needs_probe", lambda store, device: True)
+    assert api.estimate(plan, store=store, fresh=True).seconds == pytest.approx(
+        estimates.PROBE_S + 5.0 + (n - 1) * 0.2 + n * 2.0)
+    # a GPU (or no fork here): every worker is spawned and imports
+    monkeypatch.setattr(estimates, "needs_probe", lambda store, device: False)
+    monkeypatch.setattr(estimates, "known_env", lambda store, device: {"device": "GPU"})
+    assert api.estimate(plan, store=store, fresh=True).seconds == pytest.approx(n * 5.0 + n * 2.0)
