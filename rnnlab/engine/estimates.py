@@ -8,9 +8,10 @@ from this machine's own:
 
 - an arm's time alone and the length of its windows: the medians of its records of the same configuration here;
   else its own figures modelled (``_model``: one-shot timings, warm-up steps, a first round's windows) from a record
-  of the configuration, this machine's or a bundled one (then scaled by how this machine compares with the bundled
-  one on the configurations both ran), times this machine's ratio of real to modelled seconds; else rough
-  (``Experiment.work_s``);
+  of the configuration here, times this machine's ratio of real to modelled seconds; else a bundled record's own
+  rounds (its ``details.cost``; the bundled machine of this CPU first), or, a bundled record without them, its
+  figures modelled; either scaled by how this machine compares with the bundled one on the configurations both ran;
+  else rough (``Experiment.work_s``);
 - how many windows a compared arm times a round, a round's start, and the rounds a point takes: as this machine's
   runs of the configuration and run shape did (else the bundled records' rounds), else a first round's least, the
   import's ``WORKER_START_S`` and ``interleave.MIN_ROUNDS``; never a round past the deadline. An interleaved point's
@@ -110,8 +111,12 @@ def _median(xs) -> float | None:
     return statistics.median(xs) if xs else None
 
 
+def _this_cpu(r: Record, static: Mapping[str, Any]) -> bool:
+    return r.env.get("cpu") == static["cpu"] and r.env.get("cores") == static["cores"]
+
+
 def _mine(r: Record, static: Mapping[str, Any]) -> bool:
-    return r.ok and r.source == "local" and r.env.get("cpu") == static["cpu"] and r.env.get("cores") == static["cores"]
+    return r.ok and r.source == "local" and _this_cpu(r, static)
 
 
 def busy(others: float | None) -> bool:
@@ -134,7 +139,9 @@ class Past:
 
     rounds: dict = field(default_factory=dict)  # timing_key -> [{start_s, alone_s, windows_s, windows_n, ref, other}]
     mine: dict = field(default_factory=dict)  # timing_key -> a record of this machine's (no cost kept: modelled)
-    bundled: dict = field(default_factory=dict)  # timing_key -> a bundled record
+    bundled: dict = field(default_factory=dict)  # timing_key -> a bundled record (the bundled machine of this CPU first)
+    bundled_rounds: dict = field(default_factory=dict)  # timing_key -> that record's rounds (its details.cost)
+    bundled_windows: dict = field(default_factory=dict)  # configuration and shape -> windows bundled arms timed a round
     windows: dict = field(default_factory=dict)  # configuration and shape -> windows a compared arm timed a round
     took: dict = field(default_factory=dict)  # configuration and shape -> rounds its points took here
     bundled_took: dict = field(default_factory=dict)
@@ -170,11 +177,18 @@ class Past:
             loaded = [_held(x) for x in rounds if busy(x.get("other"))]
             if quiet and loaded and statistics.median(quiet) > 0:
                 slower.append(statistics.median(loaded) / statistics.median(quiet))
-        for r in bundled:
-            if r.ok:
-                past.bundled.setdefault(timing_key(r.variant, r.params), r)
-                past.bundled_took.setdefault(_config_key(r.params), []).append(r.details.get("rounds") or
-                                                                               len(r.rounds) or 1)
+        for r in sorted((r for r in bundled if r.ok), key=lambda r: not _this_cpu(r, static)):
+            key = timing_key(r.variant, r.params)
+            past.bundled_took.setdefault(_config_key(r.params), []).append(r.details.get("rounds") or
+                                                                           len(r.rounds) or 1)
+            if key in past.bundled:
+                continue
+            past.bundled[key] = r
+            rounds = _rounds(r.details.get("cost") or {})
+            if rounds:
+                past.bundled_rounds[key] = rounds
+                past.bundled_windows.setdefault(_config_key(r.params), []).extend(
+                    x["windows_n"] for x in rounds if x.get("windows_n") and not x.get("ref"))
         past.k = (_median(ka) or 1.0, _median(kw) or 1.0)
         past.stretch = _median(slower) or STRETCH
         both = [(_model(past.mine[key]), _model(rec)) for key, rec in past.bundled.items() if key in past.mine]
@@ -207,12 +221,21 @@ class Past:
             f_window = f
         if alone is not None and window is not None:
             return alone * f_alone, window * f_window, True
+        theirs, f_theirs = self._like(self.bundled_rounds.get(key, []), loaded)
+        timed = (_median(x.get("alone_s") for x in theirs),
+                 _median(x["windows_s"] / x["windows_n"] for x in theirs if x.get("windows_n")))
         other = _model(self.bundled[key]) if key in self.bundled else None
-        if other:
-            return ((self.k[0] * self.speed[0] * other[0] * f_model) if alone is None else alone * f_alone,
-                    (self.k[1] * self.speed[1] * other[1] * f_model) if window is None else window * f_window, False)
-        return ((self.k[0] * rough * f_model) if alone is None else alone * f_alone,
-                0.1 * f_model if window is None else window * f_window, False)
+
+        def pick(i: int, own: float | None, f_own: float, default: float) -> float:
+            if own is not None:
+                return own * f_own
+            if timed[i] is not None:  # the bundled machine's own seconds, at this machine's pace
+                return self.speed[i] * timed[i] * f_theirs
+            if other:
+                return self.k[i] * self.speed[i] * other[i] * f_model
+            return default
+        return (pick(0, alone, f_alone, self.k[0] * rough * f_model), pick(1, window, f_window, 0.1 * f_model),
+                False)
 
     def start_s(self, loaded: bool = False, ahead: bool = False) -> float:
         """A round's start (a sequential point's: a worker's): an import and the forks, or (``ahead``: an
@@ -223,13 +246,21 @@ class Past:
         start = _median(x.get("start_s") for x in rounds)
         if start is not None:
             return start * f
+        theirs, f = self._like([x for rs in self.bundled_rounds.values() for x in rs
+                                if bool(x.get("ahead")) == ahead], loaded)
+        start = _median(x.get("start_s") for x in theirs)
+        if start is not None:  # the bundled machine's, at this machine's pace
+            return self.speed[0] * start * f
         return (FORK_START_S if ahead else WORKER_START_S) * (self.stretch if loaded else 1.0)
 
     def windows_of(self, point: Mapping[str, Any]) -> float:
-        """Windows a compared arm times a round at this configuration and shape here, else a first round's least."""
+        """Windows a compared arm times a round at this configuration and shape here (else as the bundled records of
+        it did), else a first round's least."""
         from rnnlab.engine import interleave as il
 
-        return _median(self.windows.get(_config_key(point), [])) or (il.MIN_BUILDS + 2 * il.MIN_CYCLES)
+        key = _config_key(point)
+        return (_median(self.windows.get(key, [])) or _median(self.bundled_windows.get(key, []))
+                or (il.MIN_BUILDS + 2 * il.MIN_CYCLES))
 
     def rounds_of(self, point: Mapping[str, Any]) -> int:
         """The rounds a point is expected to take: as its configuration and shape took here (else bundled), else

@@ -76,6 +76,41 @@ def test_an_arm_this_machine_never_ran_is_modelled_from_a_record_and_this_machin
     assert past.arm(estimates.timing_key("keras_cell", other), rough=99.0)[:2] == (pytest.approx(2 * 99.0), 0.1)
 
 
+def test_an_arm_never_run_here_is_priced_from_a_bundled_records_own_rounds_at_this_machines_pace(here):
+    from tests.factories import XEON_ENV
+
+    p = point(api.plan("unroll", overrides={"layers": 3}, variants=["keras"]))
+    figures = {"first_build_s": 1.0, "first_call_s": 0.5, "train_build_s": 1.0, "train_first_call_s": 0.5,
+               "build_s": 0.5, "fwd_ms": 20.0, "train_ms": 40.0}
+    other = dict(p, units=64)
+    theirs = cost(3.0, 7.0, 2.0, 10, False) | {"cost": {**cost(3.0, 7.0, 2.0, 10, False)["cost"],
+                                                         "alone_s": [6.0, 8.0], "windows_n": [10, 14]}}
+    # the bundled machine of this CPU, and another machine's record of the same arm (no costs: modelled)
+    bundled = [stored("unroll", "tf2_while", other, metrics=figures, details=theirs).with_(source="baseline"),
+               stored("unroll", "tf2_while", other, metrics=figures, env=XEON_ENV,
+                      details={"protocol": "interleaved"}).with_(source="baseline")]
+    for recs in (bundled, bundled[::-1]):  # whichever file loads first
+        past = estimates.Past.of([], recs)
+        a, w, own = past.arm(estimates.timing_key("tf2_while", other), rough=99.0)
+        # its rounds' medians: 7 s alone, windows of 2.0 / 10 and 2.0 / 14 s; the bundled machine's windows a round
+        assert (a, w, own) == (pytest.approx(7.0), pytest.approx(statistics.median([0.2, 2.0 / 14])), False)
+        assert past.windows_of(other) == 12 and past.start_s() == 3.0 and past.start_s(ahead=True) == 3.0
+        # beside other work: its quiet rounds stretched
+        assert past.arm(estimates.timing_key("tf2_while", other), rough=99.0, loaded=True)[0] == pytest.approx(
+            7.0 * past.stretch)
+    # this machine ran one configuration at twice the bundled machine's modelled seconds: the bundled seconds scale
+    mine = stored("unroll", "keras", p, metrics={k: 2 * v for k, v in figures.items()},
+                  details=cost(4.0, 5.0, 10.0, 10, False))
+    past = estimates.Past.of([mine], bundled + [stored("unroll", "keras", p, metrics=figures, details={
+        "protocol": "interleaved"}).with_(source="baseline")])
+    assert past.speed == pytest.approx((2.0, 2.0))
+    assert past.arm(estimates.timing_key("tf2_while", other), rough=99.0)[0] == pytest.approx(2 * 7.0)
+    # a bundled record without costs: modelled, as before
+    alone, _ = estimates._model(bundled[1])
+    past = estimates.Past.of([], bundled[1:])
+    assert past.arm(estimates.timing_key("tf2_while", other), rough=99.0)[0] == pytest.approx(alone)
+
+
 def test_the_rounds_a_configuration_took_here_are_the_rounds_it_is_priced_at(tmp_path, here):
     store = Store(tmp_path / "s.sqlite")
     plan = api.plan("unroll", preset="seed", variants=["tf1_dynamic", "keras"])
