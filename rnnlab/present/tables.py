@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from rnnlab.core import format as fmt
-from rnnlab.core import rules, stats
+from rnnlab.core import condition, rules, stats
 from rnnlab.core.record import Record
 from rnnlab.core.stats import Interval
 from rnnlab.experiments import variant_label
@@ -262,11 +262,14 @@ def check_flag(rec: Record) -> str:
 
 
 def results_rows(records: Iterable[Record]) -> list[dict]:
-    """The results browser: one flat row per record (what the filterable table shows)."""
+    """The results browser: one flat row per record (what the filterable table shows). A timed record's
+    configuration says the threads it was timed with: the seed point at 1 thread and at every core are two rows."""
     out = []
     for r in records:
+        threads = condition.threads_words([r]) if "threads" in r.params else ""
         out.append({
-            "experiment": r.experiment, "variant": r.variant, "config": fmt.fmt_params(dict(r.params)),
+            "experiment": r.experiment, "variant": r.variant,
+            "config": ", ".join(x for x in (fmt.fmt_params(dict(r.params)), threads) if x),
             "device": r.env.get("device"), "machine": r.machine, "created_at": r.created_at, "source": r.source,
             "status": "failed: " + r.error if r.error else "ok",
             "fwd_ms": r.metrics.get("fwd_ms"), "train_ms": r.metrics.get("train_ms"), "key": r.key,

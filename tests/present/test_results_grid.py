@@ -67,3 +67,18 @@ def test_the_grid_leaves_out_only_what_the_downloads_keep():
 def test_no_flag_no_detail():
     df = R.frame([rec("tf1_static", fwd_ms=6.0, train_ms=20.0), rec("keras", fwd_ms=7.0, train_ms=21.0)])
     assert R.details(df) == [] and set(df["flag"]) == {""}
+
+
+def test_a_timed_records_configuration_says_its_threads_so_one_point_at_two_thread_counts_is_two_rows():
+    # the bundled seed point at every core and at 1 thread read as one row said twice ("unroll · keras · rnn, 3x128,
+    # batch 32, 100 steps, 64 in · bundled #1: noisy ...", two times over)
+    seed = {"cell": "rnn", "layers": 3, "units": 128, "batch": 32, "seq_len": 100, "input_dim": 64}
+    every, one = (record("unroll", "keras", {**seed, "threads": t}, [{"fwd_ms": 10.0}, {"fwd_ms": 13.0}])
+                  for t in (0, 1))
+    df = R.frame([every, one])
+    cores = TEST_CPU_ENV["cores"]
+    assert list(df["config"]) == [f"rnn, 3x128, batch 32, 100 steps, 64 in, {cores} threads",
+                                  "rnn, 3x128, batch 32, 100 steps, 64 in, 1 thread"]
+    assert len(dict(R.details(df))) == 2  # each noisy row named apart
+    assert R.frame([rec("keras", fwd_ms=1.0)])["config"][0] == "lstm, 1x32, batch 4, 50 steps, 16 in, lengths " \
+                                                             "rows:50/35/20/5"  # no threads parameter: none said
