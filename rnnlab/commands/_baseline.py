@@ -3,23 +3,25 @@ that resumes (``Step``s of ``PLAN``, each a ``python -m rnnlab run`` into one pe
 serves what that store holds), reports its progress and time left, and ends with a summary per page.
 
 The plan, and what each experiment cost when it last ran whole (minutes of wall time on the 2-core AMD EPYC VM,
-2026-12-04, quiet; a 2-core Xeon VM took about 1.6x as long; the rounds are always the preset's):
+2026-12-07, quiet; a 2-core Xeon VM took about 1.6x as long; the rounds are as the preset's points took them):
 
-    unroll     31   seed point (12 variants, 3 rounds) 7.3; the same at 1 thread (7 variants) 3.8; sequence length
-                    on a log grid 25 / 100 / 400 (100 is the seed point; 7 variants) 10.8; LSTM and GRU at the seed
-                    (6) 7.7; the quick sweep 25 / 50 / 100 the page opens on 1.5
-    knobs       3.6 quick, seed (7 variants, 3 rounds)
-    precision   5.2 quick, seed (10 variants, 3 rounds)
-    varlen      0.9 quick, seed
-    padding     3.3 quick, seed (6 variants, 3 rounds)
-    pitfalls    2.0 every variant at the quick and seed sizes
-    migrate     1.6 every variant at the quick size, the seed's three
-    training    2.6 quick, seed (3 rounds)
-    seed003     7.8 seed (3 rounds; the static graph alone about 2.3 min a round)
-    total      58   (the cut from the sequential bundle: seq_len 50 and 200, and the sweep's XLA variants)
+    unroll     23   seed point (12 variants) 3.5; the same at 1 thread (7 variants) 3.1; sequence length on a log
+                    grid 25 / 100 / 400 (100 is the seed point; 7 variants) 7.6; LSTM and GRU at the seed (6) 8.0;
+                    the quick sweep 25 / 50 / 100 the page opens on 1.1
+    knobs       2.2 quick, seed (7 variants)
+    precision   3.0 quick, seed (10 variants)
+    varlen      0.7 quick, seed
+    padding     4.2 quick, seed (6 variants, 3 rounds)
+    pitfalls    0.8 every variant at the quick and seed sizes
+    migrate     1.0 every variant at the quick size, the seed's three
+    training    1.8 quick, seed (3 rounds)
+    seed003    12.4 seed (3 rounds; the static graph alone 3.7-4.1 min a round)
+    total      50   (the cut from the sequential bundle: seq_len 50 and 200, and the sweep's XLA variants)
 
-Before a machine has timed a step itself, its "time left" prices each configuration from the bundled records' worker
-times of the same configuration (``engine.estimates``): 52 minutes for the whole plan on a fresh store.
+Before a machine has timed a step itself, its "time left" prices each configuration from the bundled records' own
+rounds of the same configuration (``engine.estimates``): 49.3 minutes for the whole plan on a fresh store of the
+bundled machine (the bundle's own rounds priced back; its run took 49.5); from a bundle without rounds' costs, its
+figures modelled, it said 25.
 """
 
 from __future__ import annotations
