@@ -79,14 +79,23 @@ SEED = {k: v for k, v in UNROLL.presets["seed"].items() if k != "variants"}  # t
 _n = itertools.count()
 
 
+def agreed(metrics: dict) -> tuple:
+    """``metrics`` as two rounds that agree: a ratio of them has an interval (of no width), and a call can be made
+    from it; one round of a figure without quartiles has none (``stats.ratio_interval``: "none"), and no call is.
+    Figures given with their quartiles stay one round, as a one-round run writes them."""
+    if not metrics or any(k.endswith(("_p25", "_p75")) for k in metrics):
+        return ()
+    return dict(metrics), dict(metrics)
+
+
 def record(experiment: str, variant: str, params: dict | None = None, rounds=(), *, env: dict = TEST_CPU_ENV,
            day: str = "2025-01-01", details: dict | None = None, source: str = "local", error: str | None = None,
-           key: str | None = None, created_at: str | None = None, **metrics) -> Record:
+           key: str | None = None, created_at: str | None = None, two: bool = True, **metrics) -> Record:
     """A stored record of ``rounds`` (each a metrics dict; its metrics their medians, as the engine writes them), or of
-    one round given as ``metrics`` (none with an ``error``); a fresh key and a later created_at second on ``day`` per
-    call, unless ``key`` / ``created_at`` are given."""
+    ``metrics`` as two rounds that agree (:func:`agreed`; ``two=False``: one round; none with an ``error``); a fresh
+    key and a later created_at second on ``day`` per call, unless ``key`` / ``created_at`` are given."""
     i = next(_n)
-    rounds = tuple(dict(r) for r in rounds)
+    rounds = tuple(dict(r) for r in rounds) or (agreed(metrics) if two and not error else ())
     params = dict(params or {})
     if len(rounds) > params.get("rounds", 1):  # as a run writes it: no more rounds than it asked for
         params["rounds"] = len(rounds)
@@ -99,7 +108,7 @@ def record(experiment: str, variant: str, params: dict | None = None, rounds=(),
 
 
 def stored(experiment: str, variant: str, params: dict, *, metrics: dict | None = None, details: dict | None = None,
-           error: str | None = None, env: dict | None = None) -> Record:
+           error: str | None = None, env: dict | None = None, two: bool = True) -> Record:
     """A record as ``api.run`` stores it on this machine: ``params`` as given (filled and with its device), this
     machine's env (:func:`this_env` unless given) and the key a run of it would have, so the pages find it."""
     from rnnlab.engine import api
@@ -108,7 +117,8 @@ def stored(experiment: str, variant: str, params: dict, *, metrics: dict | None 
     version = experiments.get(experiment).version
     return Record(key=make_key(api.spec_of(experiment, version, variant, params), envinfo.fingerprint(env)),
                   experiment=experiment, variant=variant, params=dict(params), metrics={} if error else
-                  dict(metrics or {}), env=env, created_at=utc_now(), error=error, details=dict(details or {}))
+                  dict(metrics or {}), env=env, created_at=utc_now(), error=error, details=dict(details or {}),
+                  rounds=agreed(dict(metrics or {})) if two and not error and int(params.get("rounds", 1)) >= 2 else ())
 
 
 def run_here(module, variant: str, params: dict, *, env: dict | None = None) -> Record:

@@ -178,11 +178,13 @@ def fmt_ratio_cell(iv) -> str:
 
 def interval_words(iv) -> str:
     """Where an interval comes from, for a sentence: "from 40 paired windows", "across 5 rounds", "from the timed
-    steps' quartiles", ""."""
+    steps' quartiles", "exact: a count", ""."""
     if iv is None or not iv.known:
         return ""
     if iv.how == "paired":
         return f"from {iv.n} paired windows"
+    if iv.how == "exact":
+        return "exact: a count"
     return f"across {iv.n} rounds" if iv.how == "rounds" else "from the timed steps' quartiles"
 
 

@@ -115,8 +115,9 @@ def agrees(diff: float | None, atol: float = ATOL) -> bool:
 def call(interval, at_least: float = MARGIN) -> Status:
     """Judge "A saves at least ``at_least`` of B" from the interval of A/B (``core.stats.Interval``):
     "holds" when the whole interval clears it, "does not hold" when none of it does, else "too noisy to call" (also
-    for an interval whose rounds' conditions differ: no claim is decided from mixed windows)."""
-    if getattr(interval, "unsettled", ""):
+    for an interval whose rounds' conditions differ: no claim is decided from mixed windows, and for one with no
+    spread known, ``Interval.known``: one round of a figure timed once, a ratio with nothing to call it from)."""
+    if getattr(interval, "unsettled", "") or not getattr(interval, "known", True):
         return NOISY
     bound = 1.0 - at_least
     if interval.hi <= bound:
@@ -174,9 +175,12 @@ def direction(interval, margin: float = MARGIN) -> str:
     interval clears the margin below 1 (A at most ``1 - margin`` of B: :func:`call` "holds"), ``HIGHER`` when it clears
     it above (B at most ``1 - margin`` of A), ``SAME`` when the whole interval lies inside the margin, else ``NOISY``.
     The margin is symmetric on a log scale: 0.9 below, 1/0.9 = 1.11 above. An interval whose rounds were timed under
-    different conditions (``unsettled``) decides nothing: ``TOO_BUSY``."""
+    different conditions (``unsettled``) decides nothing: ``TOO_BUSY``; one with no spread known (``Interval.known``:
+    one round of a figure timed once) nothing either: ``NOISY``, said as "no interval (one round)"."""
     if getattr(interval, "unsettled", ""):
         return TOO_BUSY
+    if not getattr(interval, "known", True):  # one round and no spread: a ratio, but nothing to call it from
+        return NOISY
     low, high = edges(margin)
     if interval.hi <= low:
         return LOWER
@@ -203,7 +207,7 @@ def bound(interval, margin: float = MARGIN) -> str:
     protocol's stop rule and the calibrated call: a bound is said, never bold, and a run keeps timing while it holds
     one."""
     said = direction(interval, margin)
-    if said != NOISY:
+    if said != NOISY or not getattr(interval, "known", True):
         return said
     low, high = edges(margin)
     if interval.lo > low:

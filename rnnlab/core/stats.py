@@ -77,19 +77,23 @@ def spread(values: list[float]) -> float | None:
     return (max(values) - min(values)) / mid if mid else None
 
 
+# Metrics that are counts, the same in every build of one graph: one round's ratio of them is exact.
+EXACT = ("graph_nodes",)
+
 # How each kind of interval is said in captions and the glossary (``Interval.how`` -> words).
 HOW_WORDS = {"paired": "the 95% confidence interval of the ratio from windows timed seconds apart, interleaved in a"
                        " random order (a bootstrap over rounds of fresh processes and the windows within them)",
              "rounds": "the 95% prediction interval of the per-round ratios (where another run's ratio should fall)",
-             "quartiles": "the interval from the timed steps' quartiles (one round)"}
+             "quartiles": "the interval from the timed steps' quartiles (one round)",
+             "exact": "exact: a count of graph nodes, the same in every build (one round)"}
 
 
 @dataclass(frozen=True, slots=True)
 class Interval:
     """A ratio A/B with its interval: ``lo <= mid <= hi``. ``how`` says where the interval came from:
     "paired" (an interleaved point: windows of A and B timed seconds apart, ``paired_interval``), "rounds" (two rounds or more: the 95% prediction interval of the per-round ratios, rounds paired by index: both
-    ran in the same round), "quartiles" (one round: the timed steps' quartiles), or "none" (no spread known:
-    lo == mid == hi)."""
+    ran in the same round), "quartiles" (one round: the timed steps' quartiles), "exact" (one round of a count the
+    same in every build: lo == mid == hi), or "none" (no spread known: lo == mid == hi; it decides nothing)."""
 
     lo: float
     mid: float
@@ -146,7 +150,9 @@ def ratio_interval(a_rounds, b_rounds, metric: str) -> Interval | None:
 
     With two rounds or more on both sides: the median of the per-round ratios, and the 95% prediction interval
     (``prediction``: where the next run's ratio should fall, not only where these rounds fell).
-    With one round: the quartiles of the timed steps, ``A.p25 / B.p75`` .. ``A.p75 / B.p25``, when both have them.
+    With one round: the quartiles of the timed steps, ``A.p25 / B.p75`` .. ``A.p75 / B.p25``, when both have them;
+    a count the same in every build (``EXACT``) is its own interval; anything else has no spread known ("none":
+    ``rules.direction`` calls nothing from it).
     """
     pairs = _pairs(a_rounds, b_rounds, metric)
     if not pairs:
@@ -161,7 +167,7 @@ def ratio_interval(a_rounds, b_rounds, metric: str) -> Interval | None:
     if None not in q and q[2] > 0 and q[3] > 0:
         a25, a75, b25, b75 = q
         return Interval(min(a25 / b75, x / y), x / y, max(a75 / b25, x / y), "quartiles", 1)
-    return Interval(x / y, x / y, x / y, "none", 1)
+    return Interval(x / y, x / y, x / y, "exact" if metric in EXACT else "none", 1)
 
 
 # -- other interval rules, scored by ``bench-stability`` beside ``ratio_interval`` (not shown on screen) ---------------

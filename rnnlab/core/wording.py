@@ -8,7 +8,8 @@ recommendation, decks, CLI) takes its words from :func:`difference`, which asks 
 - an interval that reaches across one side of the margin only says the side it rules out, never bold: "about as
   fast as B or slower (at 1.07x its time, 1.01–1.12x)" (``rules.bound``: no gain of the margin or more);
 - otherwise "too noisy to call", with the ratio and its interval; "too busy to decide" when the interval's rounds
-  were timed under different loads (``Interval.unsettled``), however narrow it is.
+  were timed under different loads (``Interval.unsettled``), however narrow it is; "no interval (one round)", with
+  the ratio, when no spread is known (one round of a figure timed once: a build, a first call, peak memory).
 
 Ratios are said as ratios ("5.8x"), never as percentages: a percentage of a ratio of 2x or more reads wrong ("83%
 faster" for 5.8x), and one word form for every size keeps sentences comparable. A faster or smaller side is said
@@ -96,6 +97,8 @@ def difference(iv, *, kind: str = "time", margin: float = rules.MARGIN) -> Phras
         return None
     lower, higher, same, noun, (or_lower, or_higher) = KINDS[kind]
     status = rules.bound(iv, margin)
+    if not getattr(iv, "known", True):  # a ratio from one round of a figure timed once: no spread to call it from
+        return Phrase(status, NO_INTERVAL, "", iv.mid, noun)
     if status == rules.LOWER:
         return Phrase(status, f"{fmt.fmt_ratio(1 / iv.mid)} {lower}", _span(iv, invert=True), iv.mid, noun)
     if status == rules.HIGHER:
@@ -120,6 +123,9 @@ def bold(text: str) -> str:
     # (a comma, a semicolon, or the interval's bracket " (0.9" / " (at")
     bounded = rf"(?!(?:(?!,|;| \((?:\d|at )).)*? or (?:{sides})\b)"
     return re.sub(rf"(?<!\*)(\d[\d,.]*x (?:{ratio})|(?:{same}){bounded})(?!\*)", r"**\1**", text)
+
+
+NO_INTERVAL = "no interval (one round)"  # what a ratio without a known spread is said as: never a call
 
 
 def _span(iv, *, invert: bool = False) -> str:

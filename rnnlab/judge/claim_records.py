@@ -191,8 +191,8 @@ def noise_note(call: str) -> str:
 
 
 WHY_NOISY = (f"the interval of a ratio reaches across the {fmt.fmt_percent(rules.MARGIN)} margin (see measured): the "
-              "rounds, or the timed steps within a round, disagree too much to decide. More rounds, more repeats or a "
-              "quieter machine would call it.")
+              "rounds, or the timed steps within a round, disagree too much to decide; or a figure timed once in one "
+              "round has no interval at all. More rounds, more repeats or a quieter machine would call it.")
 
 
 STATIC, DYN = "tf1_static", "tf1_dynamic"

@@ -11,7 +11,8 @@ Statuses (``rnnlab.core.rules.STATUSES``):
 - ``depends``: the records show it holds in some measured configurations or measures and not in others
   (``measured`` says where);
 - ``too noisy to call``: the interval of a ratio the claim rests on reaches across the margin (its spread across
-  rounds, or the quartiles of a one-round record's timed steps), and nothing measured contradicts it either way;
+  rounds, or the quartiles of a one-round record's timed steps), or there is none (one round of a figure timed once:
+  ``stats.ratio_interval``'s "none"), and nothing measured contradicts it either way;
 - ``not measured``: no usable record (``why`` gives the command that makes them);
 - ``not measurable here``: a GPU claim and only CPU records (this machine has no GPU). GPU records from
   anywhere (bundled ``data/baseline`` files, ``python -m rnnlab import``) are used when present.

@@ -67,7 +67,8 @@ STATUS_HELP = {
                           "the noisy ones show)",
     Status.DEPENDS: "it holds in some measured configurations or measures and not in others (the 'why' says where)",
     Status.NOISY: "the interval of a ratio it rests on reaches across the margin: the rounds (or the timed "
-                         "steps of one round) disagree too much to decide; more rounds would call it",
+                         "steps of one round) disagree too much to decide, or one round gave no interval at all; more "
+                         "rounds would call it",
     Status.NOT_MEASURED: "no usable record yet: run the command shown",
     Status.NOT_MEASURABLE: "the seed's figure is about a GPU and this machine has none (import GPU records)",
 }

@@ -26,7 +26,7 @@ def valid(rng: random.Random, i: int) -> dict:
     key = make_key({"fuzz": i, "r": rng.random()}, {"tf": "x"})  # drawn in this order: the seed's corpus
     variant, fwd_ms, machine = rng.choice(exp.variants), round(rng.uniform(0.1, 900), 3), f"m{rng.randrange(3)}"
     return record(exp.name, variant, params, env={"device": "CPU", "machine": machine}, key=key,
-                  created_at="2026-12-02T15:00:00Z", fwd_ms=fwd_ms, peak_mem_mb=12.0).to_dict(with_transient=False)
+                  created_at="2026-12-02T15:00:00Z", two=False, fwd_ms=fwd_ms, peak_mem_mb=12.0).to_dict(with_transient=False)
 
 
 def random_json(rng: random.Random, depth: int = 0):

@@ -22,7 +22,7 @@ def unroll_rec(i: int, *, experiment: str = "unroll", variant: str | None = None
     exp = experiments.get("unroll")
     return record(experiment, variant or exp.variants[i % len(exp.variants)],
                   exp.params.fill({"seq_len": 10 + i}) if params is None else params, env=env or {"device": "CPU"},
-                  key=make_key({"i": i}, {"tf": "x"}), created_at="2026-12-02T15:00:00Z",
+                  key=make_key({"i": i}, {"tf": "x"}), created_at="2026-12-02T15:00:00Z", two=False,
                   **({"fwd_ms": 0.46} if metrics is None else metrics))
 
 

@@ -74,12 +74,12 @@ def _two_machines() -> list:
 
 def test_no_verdict_compares_records_of_two_machines(monkeypatch):
     recs = _two_machines()
-    by_metrics = {id(r.metrics): r for r in recs}
+    by_metrics = {id(m): r for r in recs for m in r.round_metrics}
     compared = []
     real = stats.ratio_interval  # every speed and memory comparison of the claims (rules.call on its interval)
 
     def watched(a_rounds, b_rounds, metric, *a, **kw):
-        w, l = by_metrics[id(a_rounds[0])], by_metrics[id(b_rounds[0])]  # one-round records: (metrics,)
+        w, l = by_metrics[id(a_rounds[0])], by_metrics[id(b_rounds[0])]  # each record's own rounds
         compared.append((w, l))
         assert select.machine_key(w) == select.machine_key(l), (w.variant, w.env, l.variant, l.env)
         return real(a_rounds, b_rounds, metric, *a, **kw)

@@ -29,8 +29,8 @@ def pair(static_build=6.5, dyn_build=1.0, static_fwd=10.0, dyn_fwd=15.0, **kw):
 # -- findings --------------------------------------------------------------------------------------------------------
 def test_static_vs_dynamic_headline_quotes_the_ratios():
     (f,) = findings.pair_finding(pair(), "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn")
-    assert f.headline == ("On this CPU, static_rnn builds 6.50x slower than dynamic_rnn and runs a forward step "
-                          "1.50x faster at 100 steps.")  # the other side named once where each call is decided
+    assert f.headline == ("On this CPU, static_rnn builds 6.50x slower than dynamic_rnn (6.50–6.50x) and runs a "
+                          "forward step 1.50x faster (1.50–1.50x) at 100 steps.")  # the other side named once where each call is decided
     assert f.numbers["build_ratio"] == pytest.approx(6.5)
     assert f.numbers["fwd_ratio"] == pytest.approx(10 / 15)
     assert "training step 1.50x faster than dynamic_rnn" in f.detail and "graph 1,500 vs 100 nodes" in f.detail
@@ -41,13 +41,15 @@ def test_static_vs_dynamic_headline_quotes_the_ratios():
 
 
 def point(r):
-    return Interval(r, r, r, "none", 1)
+    """A ratio two rounds agree on exactly: an interval of no width, which decides (one with no spread known, "none",
+    decides nothing: see test_a_ratio_without_an_interval_is_never_called)."""
+    return Interval(r, r, r, "rounds", 2)
 
 
 def test_wording_of_faster_slower_and_equal():
-    assert findings.compare(point(2.0), "B") == "2.00x slower than B"
-    assert findings.compare(point(0.5), "B") == "2.00x faster than B"
-    assert findings.compare(point(1.02), "B") == "about as fast as B"
+    assert findings.compare(point(2.0), "B") == "2.00x slower than B (2.00–2.00x)"
+    assert findings.compare(point(0.5), "B") == "2.00x faster than B (2.00–2.00x)"
+    assert findings.compare(point(1.02), "B") == "about as fast as B (1.02–1.02x)"
     assert findings.compare(Interval(0.6, 1.05, 1.7, "rounds", 3), "B") == \
         "at 1.05x B's time (0.60–1.70x), too noisy to call"
 
@@ -56,9 +58,9 @@ def test_about_as_fast_is_the_judging_margin():
     from rnnlab.core import rules
 
     inside, outside = 1 + rules.MARGIN * 0.8, 1 + rules.MARGIN * 1.2
-    assert findings.compare(point(inside), "B") == "about as fast as B"
-    assert findings.compare(point(1 / inside), "B") == "about as fast as B"
-    assert findings.compare(point(outside), "B") == f"{outside:.2f}x slower than B"
+    assert findings.compare(point(inside), "B").startswith("about as fast as B (")
+    assert findings.compare(point(1 / inside), "B").startswith("about as fast as B (")
+    assert findings.compare(point(outside), "B").startswith(f"{outside:.2f}x slower than B (")
     (f,) = findings.pair_finding(pair(static_fwd=15.5), "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn")
     assert "runs a forward step about as fast as dynamic_rnn" in f.headline
 
@@ -270,3 +272,38 @@ def test_a_findings_configuration_and_provenance_are_apart_and_a_busy_machine_st
         assert f.busy == note and "Box; rack 2" not in f.at
         assert detail_without_source(f) == "; ".join(x for x in (f.at, note) if x)  # the machine: said above
     assert busy and "busy machine" in f.busy
+
+
+def test_a_ratio_without_an_interval_is_never_called():
+    """One round of a figure timed once (a build, a first call, peak memory, a build plus N steps) has no spread:
+    its ratio ("none") is said with "no interval (one round)", never as a direction, bold or a verdict. A count of
+    graph nodes, the same in every build, is exact. The bundled one-round sweep's recommendation once said "tf1_static
+    is 1.76x faster" for building and 1,000 steps, and "1.12x less memory", from no interval at all."""
+    from rnnlab.core import baseline, rules, stats, wording
+    from rnnlab.judge.recommend import recommend
+
+    for r in (0.3, 0.95, 1.0, 3.0):
+        iv = Interval(r, r, r, "none", 1)
+        assert rules.direction(iv) == rules.bound(iv) == rules.NOISY and rules.call(iv) == rules.NOISY
+        phrase = wording.difference(iv)
+        assert not phrase.decided and not phrase.bold and not phrase.bounded
+        assert phrase.against("B") == f"at {r:.2f}x B's time, {wording.NO_INTERVAL}"
+    nodes = stats.ratio_interval([{"graph_nodes": 1500.0}], [{"graph_nodes": 100.0}], "graph_nodes")
+    assert nodes.how == "exact" and rules.direction(nodes) == rules.HIGHER
+    assert stats.ratio_interval([{"build_s": 2.0}], [{"build_s": 1.0}], "build_s").how == "none"
+
+    one = [rec(v, build_s=b, first_call_s=0.1, fwd_ms=f, train_ms=2 * f, train_build_s=b, train_first_call_s=0.2,
+               peak_mem_mb=m, two=False) for v, b, f, m in (("tf1_static", 1.0, 5.0, 100.0),
+                                                            ("tf1_dynamic", 0.2, 6.0, 150.0))]
+    picks = recommend(one, n_steps=100).picks
+    for goal in ("build_plus_n", "memory", "steady_train"):
+        assert wording.NO_INTERVAL in picks[goal].text and picks[goal].tie and "**" not in picks[goal].text, goal
+    from pathlib import Path
+
+    recs = baseline.load(Path(__file__).resolve().parents[2] / "data" / "baseline")  # the bundled results
+    bundled = [r for r in recs if r.experiment == "unroll" and len(r.round_metrics) == 1]
+    assert bundled, "the bundle's one-round sweep"
+    config = {k: bundled[0].params[k] for k in ("cell", "units", "layers", "batch", "seq_len", "input_dim", "rounds")}
+    said = recommend(recs, config=config, n_steps=1000).picks
+    assert wording.NO_INTERVAL in said["build_plus_n"].text and said["build_plus_n"].tie
+    assert said["steady_train"].interval.how == "quartiles" and not said["steady_train"].tie  # timed steps: decided

@@ -227,7 +227,7 @@ def test_migrate_page_shows_checks_demo_and_seed004(records):
     # the comparison is three tables that fit the page (time and memory, build, agreement): the first has the ratios
     cost = next(d.value for d in at.dataframe if "forward vs keras_cell" in d.value.columns)
     assert list(cost["variant"]) == ["keras", "keras_cell"]
-    assert list(cost["forward vs keras_cell"]) == ["0.50x", "1.00x"]
+    assert list(cost["forward vs keras_cell"]) == ["0.50x (0.50–0.50)", "1.00x"]  # two rounds that agree
     links = at.get("page_link")
     link = next(p for p in links if "Unrolling" in p.proto.label)
     q = urllib.parse.parse_qs(link.proto.query_string)

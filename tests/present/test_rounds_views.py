@@ -73,7 +73,7 @@ def test_one_round_records_get_the_quartile_interval():
     assert cell(view, "tf1_static", "forward vs tf1_dynamic") == "0.60x (0.50–0.72)"
     assert "quartiles" in view.caption
     # no quartiles and one round: the ratio alone, no raw bound columns
-    plain = tables.comparison([rec("tf1_static", fwd_ms=6.0), rec("tf1_dynamic", fwd_ms=10.0)],
+    plain = tables.comparison([rec("tf1_static", fwd_ms=6.0, two=False), rec("tf1_dynamic", fwd_ms=10.0, two=False)],
                               reference="tf1_dynamic")
     assert cell(plain, "tf1_static", "forward vs tf1_dynamic") == "0.60x"
     assert not plain.role("bound")
@@ -162,7 +162,7 @@ def test_sweep_charts_get_error_bars_when_records_have_rounds():
     data = chart.to_dict()["datasets"]
     points = [p for ds in data.values() for p in ds if p.get("variant") == "tf1_static" and p.get("seq_len") == 50]
     assert any(p["round_min"] == pytest.approx(4.5) and p["round_max"] == pytest.approx(6.0) for p in points)
-    one_round = [rec("tf1_static", fwd_ms=0.1 * t, params={"seq_len": t}) for t in (25, 50)]
+    one_round = [rec("tf1_static", fwd_ms=0.1 * t, params={"seq_len": t}, two=False) for t in (25, 50)]
     assert "errorbar" not in _marks(charts.sweep(one_round))
 
 
