@@ -112,12 +112,17 @@ def agrees(diff: float | None, atol: float = ATOL) -> bool:
     return diff is not None and math.isfinite(diff) and diff <= atol
 
 
+def spread_known(interval) -> bool:
+    """Whether ``interval`` has a spread to call from (``Interval.known``: not one round of a figure timed once)."""
+    return getattr(interval, "known", True)
+
+
 def call(interval, at_least: float = MARGIN) -> Status:
     """Judge "A saves at least ``at_least`` of B" from the interval of A/B (``core.stats.Interval``):
     "holds" when the whole interval clears it, "does not hold" when none of it does, else "too noisy to call" (also
     for an interval whose rounds' conditions differ: no claim is decided from mixed windows, and for one with no
     spread known, ``Interval.known``: one round of a figure timed once, a ratio with nothing to call it from)."""
-    if getattr(interval, "unsettled", "") or not getattr(interval, "known", True):
+    if getattr(interval, "unsettled", "") or not spread_known(interval):
         return NOISY
     bound = 1.0 - at_least
     if interval.hi <= bound:
@@ -179,7 +184,7 @@ def direction(interval, margin: float = MARGIN) -> str:
     one round of a figure timed once) nothing either: ``NOISY``, said as "no interval (one round)"."""
     if getattr(interval, "unsettled", ""):
         return TOO_BUSY
-    if not getattr(interval, "known", True):  # one round and no spread: a ratio, but nothing to call it from
+    if not spread_known(interval):  # one round and no spread: a ratio, but nothing to call it from
         return NOISY
     low, high = edges(margin)
     if interval.hi <= low:
@@ -207,7 +212,7 @@ def bound(interval, margin: float = MARGIN) -> str:
     protocol's stop rule and the calibrated call: a bound is said, never bold, and a run keeps timing while it holds
     one."""
     said = direction(interval, margin)
-    if said != NOISY or not getattr(interval, "known", True):
+    if said != NOISY or not spread_known(interval):
         return said
     low, high = edges(margin)
     if interval.lo > low:

@@ -97,7 +97,7 @@ def difference(iv, *, kind: str = "time", margin: float = rules.MARGIN) -> Phras
         return None
     lower, higher, same, noun, (or_lower, or_higher) = KINDS[kind]
     status = rules.bound(iv, margin)
-    if not getattr(iv, "known", True):  # a ratio from one round of a figure timed once: no spread to call it from
+    if not rules.spread_known(iv):  # a ratio from one round of a figure timed once: no spread to call it from
         return Phrase(status, NO_INTERVAL, "", iv.mid, noun)
     if status == rules.LOWER:
         return Phrase(status, f"{fmt.fmt_ratio(1 / iv.mid)} {lower}", _span(iv, invert=True), iv.mid, noun)
