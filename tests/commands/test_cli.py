@@ -86,7 +86,7 @@ def test_list_json_names_every_parameter_with_limits(capsys):
 @pytest.mark.slow  # TensorFlow workers or a heavy run
 def test_run_json_then_cached_then_results(tmp_path, monkeypatch, capsys):
     use_fakes(monkeypatch, FAKE)
-    monkeypatch.setattr("rnnlab.engine.api.environment", lambda *a, **k: dict(ENV))
+    monkeypatch.setattr("rnnlab.engine.running.environment", lambda *a, **k: dict(ENV))  # no machine probe
     assert main(["run", "fake", "--variants", "ok,ok_off", "--set", "units=4,8", "--json"]) == 0
     out, err = capsys.readouterr()
     recs = json.loads(out)  # stdout holds the JSON array and nothing else
