@@ -172,6 +172,12 @@ def _from(recs: Sequence[Record]) -> dict[str, str]:
 
 
 # -- unroll: pairs of variants ---------------------------------------------------------------------------------------
+def _apart(clause: str) -> str:
+    """The comma that keeps the next "and ..." one clause apart from a call left undecided: "..., too noisy to call,
+    and runs", "..., too noisy to call, and a training step"."""
+    return "," if clause.endswith(str(rules.NOISY)) else ""
+
+
 def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name: str, *,
                  build: bool = True, train: bool = False) -> list[Finding]:
     """``a`` against ``b`` at the configuration the headline rule picks among those where both ran (one machine):
@@ -189,9 +195,8 @@ def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name:
     if iv_bld is not None:
         numbers.update(_numbers("build_ratio", iv_bld))
         built = compare(iv_bld, b_name)
-        sep = "," if built.endswith(str(rules.NOISY)) else ""  # "..., too noisy to call, and runs": one clause apart
-        head = (f"{a_name} builds {built}{sep} and runs a forward step {compare(iv_fwd, b_name, named=True)} at "
-                f"{steps} steps.")
+        head = (f"{a_name} builds {built}{_apart(built)} and runs a forward step "
+                f"{compare(iv_fwd, b_name, named=True)} at {steps} steps.")
     else:
         head = f"{a_name} runs a forward step {compare(iv_fwd, b_name)} at {steps} steps."
     extra = []
@@ -199,8 +204,8 @@ def pair_finding(records: Sequence[Record], a: str, b: str, a_name: str, b_name:
     if iv_trn is not None:
         numbers.update(_numbers("train_ratio", iv_trn))
         if train:
-            head = (head.removesuffix(f" at {steps} steps.")
-                    + f" and a training step {compare(iv_trn, b_name, named=True)} at {steps} steps.")
+            head = head.removesuffix(f" at {steps} steps.")
+            head += f"{_apart(head)} and a training step {compare(iv_trn, b_name, named=True)} at {steps} steps."
         else:
             extra.append(f"training step {compare(iv_trn, b_name)}")
     na, nb = ra.metrics.get("graph_nodes"), rb.metrics.get("graph_nodes")

@@ -274,6 +274,19 @@ def test_a_findings_configuration_and_provenance_are_apart_and_a_busy_machine_st
     assert busy and "busy machine" in f.busy
 
 
+def test_each_clause_after_an_undecided_call_is_set_apart_by_a_comma():
+    """"..., too noisy to call, and a training step ...": the Keras answer joins the training step to the forward
+    step's call as the build's call joins the forward step (`run` printed "too noisy to call and a training step")."""
+    noisy = _on(TRICKY, [(10.0, 15.0), (20.0, 12.0), (9.0, 16.0)])  # forward and training both undecided
+    (f,) = findings.pair_finding(noisy, "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn", build=False,
+                                 train=True)
+    assert f.sentence.body.count("too noisy to call") == 2 and "too noisy to call, and a training step" in f.headline
+    decided = _on(TRICKY, [(10.0, 15.0), (10.5, 15.2), (9.8, 14.9)])
+    (g,) = findings.pair_finding(decided, "tf1_static", "tf1_dynamic", "static_rnn", "dynamic_rnn", build=False,
+                                 train=True)
+    assert "too noisy" not in g.headline and " faster (" in g.headline and "), and" not in g.headline
+
+
 def test_a_ratio_without_an_interval_is_never_called():
     """One round of a figure timed once (a build, a first call, peak memory, a build plus N steps) has no spread:
     its ratio ("none") is said with "no interval (one round)", never as a direction, bold or a verdict. A count of
