@@ -214,4 +214,4 @@ def busiest_load(records) -> str:
             worst = (load / cores, load, int(cores))
     if worst is None:
         return ""
-    return f"measured on a busy machine (load {worst[1]:.1f} on {worst[2]} core{'s' if worst[2] != 1 else ''})"
+    return f"measured on a busy machine: load {worst[1]:.1f} on {worst[2]} core{'s' if worst[2] != 1 else ''}"

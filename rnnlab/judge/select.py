@@ -108,8 +108,8 @@ def is_here(records: Iterable[Record]) -> bool:
 def busy_note(records: Sequence[Record]) -> str:
     """The condition the records were timed under, and whether it was busy: ``core.condition.words_of``, opened by
     "measured on a busy machine: " when other processes took more than ``rules.BUSY_CORES`` cores while a record was
-    timed (``rules.busy_cores``). Records from before rnnlab read its condition: "measured on a busy machine (load
-    3.1 on 2 cores)" when their 1-minute loads say so (``rules.busy_run``: above what the run's own workers can
+    timed (``rules.busy_cores``). Records from before rnnlab read its condition: "measured on a busy machine: load
+    3.1 on 2 cores" when their 1-minute loads say so (``rules.busy_run``: above what the run's own workers can
     explain; the busiest such record), "" otherwise. Part of
     :func:`source_note`, so every table, chart, verdict and slide that says where its figures come from says this
     too."""

@@ -129,7 +129,7 @@ def test_a_busy_machine_is_said_in_the_caption():
     assert "busy" not in tables.comparison([calm], reference="tf1_dynamic").caption
     busy = rec("tf1_static", fwd_ms=6.0, details={"loadavg": [[0.5, 1.2], [2.6, 3.1]]})
     caption = tables.comparison([busy, calm], reference="tf1_dynamic").caption
-    assert caption.count("measured on a busy machine (load 3.1 on 2 cores)") == 1
+    assert caption.count("measured on a busy machine: load 3.1 on 2 cores") == 1
     # one home: the source note every chart, verdict and slide carries says it too
     assert "measured on a busy machine" in select.source_note([busy, calm])
     assert "busy" not in select.source_note([calm])
@@ -142,7 +142,7 @@ def test_a_busy_machine_is_said_in_the_caption():
     early = rec("tf1_static", fwd_ms=6.0, details={"loadavg": [[1.4, 1.6]]})
     assert select.busy_note([early]) == ""
     loaded = rec("tf1_static", fwd_ms=6.0, details={"loadavg": [[3.2, 2.9]]})  # more than the run can explain
-    assert select.busy_note([loaded]) == "measured on a busy machine (load 3.2 on 2 cores)"
+    assert select.busy_note([loaded]) == "measured on a busy machine: load 3.2 on 2 cores"
 
 
 # -- sweeps ------------------------------------------------------------------------------------------------------------
@@ -176,4 +176,4 @@ def test_two_machines_in_one_caption_each_say_their_own_condition():
                  source="baseline", details={"loadavg": [[3.3, 3.1]]}, fwd_ms=2.0)
     note = select.source_note([quiet, old])
     assert note == ("bundled results (not measured here) from CPU: box A, 2 cores (2 threads; 2 of 2 cores free "
-                    "while timed); box B, 2 cores (measured on a busy machine (load 3.3 on 2 cores))")
+                    "while timed); box B, 2 cores (measured on a busy machine: load 3.3 on 2 cores)")
