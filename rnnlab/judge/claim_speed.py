@@ -55,7 +55,8 @@ def speed_claim(records, claim: Claim, *, experiment: str, winner: str, loser: s
         return all(called(p, m)[0] == Status.HOLDS for m in by_cfg[uniq.index(p)])
 
     status = status_of(outcomes)
-    measured = ". ".join(parts) + "." + others_note(uniq, focus, holds)
+    # one sentence a configuration: the first goes on from "Measured:", each after it starts with a capital
+    measured = ". ".join(parts[:1] + [fmt.sentence_start(x) for x in parts[1:]]) + "." + others_note(uniq, focus, holds)
     return Verdict(status, measured, _why(status, per_metric, why_holds, why_not, why_depends))
 
 

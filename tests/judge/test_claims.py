@@ -198,6 +198,17 @@ def test_pairs_never_mix_machines():
     assert v.status == "holds" and "[bundled from another cpu]" in v.measured  # select.origin's words
 
 
+def test_each_configuration_measured_is_a_sentence_of_its_own():
+    """Two bundled machines at the seed's configuration: two sentences, the second with its capital ("... rounds).
+    At the seed's configuration ...", where it read ". at the seed's configuration")."""
+    a, b = ({**CPU, "device_name": name, "machine": name} for name in ("cpu a", "cpu b"))
+    recs = [rec("unroll", v, SEED_000, env=env, source="baseline", fwd_ms=ms, train_ms=ms)
+            for env, pair in ((a, (100.0, 50.0)), (b, (90.0, 45.0)))
+            for v, ms in zip(("tf1_static", "tf1_dynamic"), pair)]
+    measured = verdict("s000_cpu_speed", recs).measured
+    assert measured.count("At the seed's configuration") == 1 and ". at " not in measured, measured
+
+
 def test_ref_lstm():
     p = {**SEED_000, "cell": "lstm"}
     assert verdict("s001_ref_lstm", [rec("unroll", "tf1_dynamic", p, ref_abs_diff=3e-7)]).status == "holds"
