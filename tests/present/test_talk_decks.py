@@ -11,7 +11,6 @@ import zlib
 from pathlib import Path
 
 import pytest
-from pptx.util import Inches
 
 from rnnlab.core import baseline
 from rnnlab.core.format import NOT_RUN
@@ -109,6 +108,8 @@ def test_the_claims_deck_shows_the_verdicts_on_three_slides_and_what_was_measure
 
 
 def test_no_cell_holds_a_paragraph_and_captions_are_two_lines_at_most(decks):
+    from pptx.util import Inches
+
     for view, (talk, prs) in decks.items():
         for table in talk.tables:
             for j, c in enumerate(table.cols):  # the row's name (a claim, a construct) and code are whole
